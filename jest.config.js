@@ -1,0 +1,26 @@
+/** Tests run as native ES modules, transformed by swc (legacy decorators + metadata, like tsc). */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: {
+          target: 'es2023',
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+          keepClassNames: true,
+        },
+        module: { type: 'es6' },
+      },
+    ],
+  },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  setupFiles: ['<rootDir>/test/setup.ts'],
+  globalSetup: '<rootDir>/test/global-setup.js',
+  globalTeardown: '<rootDir>/test/global-teardown.js',
+  reporters: ['default', '<rootDir>/test/summary-reporter.js'],
+  testTimeout: 30000,
+};

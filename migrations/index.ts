@@ -1,0 +1,10 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121214853 } from './Migration20261121214853.js';
+
+/**
+ * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
+ * TypeScript in tests and from compiled JavaScript in production. `npm run migration:create` rewrites this file.
+ */
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261121214853', class: Migration20261121214853 },
+];

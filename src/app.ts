@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { expressMiddleware } from '@as-integrations/express5';
+import { RequestContext } from '@mikro-orm/core';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Server } from 'node:http';
+import { pinoHttp } from 'pino-http';
+import { redactUrl } from './core/logger.js';
+import { ANONYMOUS, type Principal } from './core/principal.js';
+import type { GraphQLContext } from './graphql/context.js';
+import { createFormatError } from './graphql/format-error.js';
+import { getSchema } from './graphql/schema.js';
+import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
+import { v1Router } from './rest/v1.js';
+import type { Deps, Services } from './services.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal: Principal;
+  }
+}
+
+export const BODY_LIMIT = '100kb';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * The HTTP application: request id + log → unit of work → credentials → routes (/v1, /graphql) → error
+ * envelope. Returned with a `stop` that drains GraphQL; the caller owns the listening server.
+ */
+export async function createHttpApp(
+  deps: Deps,
+  services: Services,
+  httpServer: Server,
+): Promise<{ app: Express; apollo: ApolloServer<GraphQLContext> }> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const ok = await deps.orm.isConnected().catch(() => false);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'up' : 'down' });
+  });
+
+  app.use(express.json({ limit: BODY_LIMIT }));
+
+  // One EntityManager fork per request, for REST and GraphQL alike.
+  app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
+
+  app.use(async (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      req.principal = await services.credentials.resolve(req.headers.authorization);
+      next();
+    } catch (error) {
+      req.principal = ANONYMOUS;
+      next(error);
+    }
+  });
+
+  app.use('/v1', v1Router(services));
+
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema: await getSchema(),
+    introspection: deps.config.graphql.introspection,
+    formatError: createFormatError(deps.logger),
+    includeStacktraceInErrorResponses: false,
+    // The process owns signal handling (src/main.ts): drain HTTP first, then stop the database.
+    stopOnTerminationSignals: false,
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginLandingPageDisabled()],
+  });
+  await apollo.start();
+  app.use(
+    '/graphql',
+    expressMiddleware(apollo, {
+      context: async ({ req }) => ({
+        principal: req.principal,
+        services,
+        requestId: String(req.id),
+        log: req.log,
+      }),
+    }),
+  );
+
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, apollo };
+}

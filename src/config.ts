@@ -1,0 +1,122 @@
+import { z } from 'zod';
+
+/**
+ * Configuration is read from the environment once, validated, and frozen.
+ * In production nothing is replaced by an embedded stand-in: every missing variable is named in one error.
+ */
+export interface Config {
+  readonly production: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly publicBaseUrl: string;
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly redisUrl: string | undefined;
+  readonly stripe: {
+    readonly secretKey: string | undefined;
+    readonly webhookSecret: string | undefined;
+    readonly apiBase: string | undefined;
+    readonly emulatorPort: number;
+  };
+  readonly smtpUrl: string | undefined;
+  readonly mailFrom: string;
+  readonly adminToken: string | undefined;
+  readonly rateLimits: { readonly apiKey: number; readonly session: number; readonly publicIp: number };
+  readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Variables without which a production instance must not start. */
+export const REQUIRED_IN_PRODUCTION = [
+  'DATABASE_URL',
+  'ADMIN_TOKEN',
+  'PUBLIC_BASE_URL',
+  'STRIPE_SECRET_KEY',
+  'STRIPE_WEBHOOK_SECRET',
+  'SMTP_URL',
+  'MAIL_FROM',
+] as const;
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positive = z.coerce.number().int().positive();
+const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const envSchema = z.object({
+  NODE_ENV: z.string().optional(),
+  PORT: port.default(4000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  REDIS_URL: z.string().min(1).optional(),
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
+  STRIPE_EMULATOR_PORT: port.default(12111),
+  SMTP_URL: z.string().min(1).optional(),
+  MAIL_FROM: z.string().min(1).optional(),
+  ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
+  RATE_LIMIT_API_KEY: positive.default(1000),
+  RATE_LIMIT_SESSION: positive.default(100),
+  RATE_LIMIT_PUBLIC_IP: positive.default(60),
+  GRAPHQL_INTROSPECTION: flag.optional(),
+  GRAPHIQL: flag.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Parses an environment (default `process.env`) into a frozen Config, or throws one ConfigError naming every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as they do in most deployment tools.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const production = cleaned.NODE_ENV === 'production';
+
+  const problems: string[] = [];
+  if (production) {
+    const missing = REQUIRED_IN_PRODUCTION.filter((name) => cleaned[name] === undefined);
+    if (missing.length > 0) {
+      problems.push(`missing required variables for NODE_ENV=production: ${missing.join(', ')}`);
+    }
+  }
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  if (problems.length > 0 || !parsed.success) {
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  const config: Config = {
+    production,
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    redisUrl: e.REDIS_URL,
+    stripe: {
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      apiBase: e.STRIPE_API_BASE,
+      emulatorPort: e.STRIPE_EMULATOR_PORT,
+    },
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM ?? 'Tollgate <no-reply@tollgate.localhost>',
+    adminToken: e.ADMIN_TOKEN,
+    rateLimits: { apiKey: e.RATE_LIMIT_API_KEY, session: e.RATE_LIMIT_SESSION, publicIp: e.RATE_LIMIT_PUBLIC_IP },
+    graphql: {
+      introspection: e.GRAPHQL_INTROSPECTION ?? !production,
+      graphiql: e.GRAPHIQL ?? !production,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) {
+    if (child && typeof child === 'object') deepFreeze(child);
+  }
+  return Object.freeze(value);
+}

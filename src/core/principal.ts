@@ -1,0 +1,51 @@
+import { ForbiddenError, UnauthorizedError } from './errors.js';
+
+export type OrgRole = 'owner' | 'admin' | 'member';
+
+/** Who is calling. Produced once per request by the credential middleware, used by both transports. */
+export type Principal =
+  | { readonly kind: 'anonymous' }
+  | { readonly kind: 'admin' }
+  | { readonly kind: 'apiKey'; readonly appId: string; readonly apiKeyId: string }
+  | {
+      readonly kind: 'session';
+      readonly appId: string;
+      readonly customerId: string;
+      readonly sessionId: string;
+      readonly organizationId?: string;
+      readonly orgRole?: OrgRole;
+    };
+
+export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
+export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
+export type AppPrincipal = ApiKeyPrincipal | SessionPrincipal;
+
+export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous' });
+
+/** The operator, for start-up tasks and the CLI (which run with the server's own authority). */
+export const ADMIN: Principal = Object.freeze({ kind: 'admin' });
+
+/** No credential → 401; a valid credential of another kind → 403. */
+export function requireAdmin(principal: Principal): void {
+  if (principal.kind === 'anonymous') throw new UnauthorizedError();
+  if (principal.kind !== 'admin') throw new ForbiddenError('This operation needs the admin token');
+}
+
+export function requireApiKey(principal: Principal): ApiKeyPrincipal {
+  if (principal.kind === 'apiKey') return principal;
+  if (principal.kind === 'anonymous') throw new UnauthorizedError();
+  throw new ForbiddenError('This operation needs an API key');
+}
+
+export function requireSession(principal: Principal): SessionPrincipal {
+  if (principal.kind === 'session') return principal;
+  if (principal.kind === 'anonymous') throw new UnauthorizedError();
+  throw new ForbiddenError('This operation needs a customer session token');
+}
+
+/** An API key or a customer session of some app. */
+export function requireAppPrincipal(principal: Principal): AppPrincipal {
+  if (principal.kind === 'apiKey' || principal.kind === 'session') return principal;
+  if (principal.kind === 'anonymous') throw new UnauthorizedError();
+  throw new ForbiddenError('This operation needs an API key or a customer session token');
+}

@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+import { ValidationError } from './errors.js';
+
+/**
+ * Validates input against a command schema, turning every problem into one ValidationError whose
+ * message names the offending fields, e.g. `email: must be a valid e-mail address; unknown field: foo`.
+ * Both transports call services that call this, so REST and GraphQL reject the same input alike.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const messages = result.error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      const prefix = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+      return `${prefix}unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+    }
+    const field = issue.path.join('.');
+    if (issue.code === 'invalid_type' && issue.input === undefined) {
+      return `${field || 'body'}: is required`;
+    }
+    return field ? `${field}: ${issue.message}` : issue.message;
+  });
+  const fields = [
+    ...new Set(
+      result.error.issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys : [i.path.join('.')])),
+    ),
+  ].filter(Boolean);
+  throw new ValidationError([...new Set(messages)].join('; '), { fields });
+}

@@ -1,0 +1,74 @@
+import type { GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { assertUnreachable, DomainError, type ErrorCode, statusOf } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+
+/** GraphQL `extensions.code` of each domain error code (exhaustive: a new code must be mapped here). */
+export function graphqlCodeOf(code: ErrorCode): string {
+  switch (code) {
+    case 'validation_failed':
+      return 'BAD_USER_INPUT';
+    case 'unauthorized':
+      return 'UNAUTHENTICATED';
+    case 'forbidden':
+      return 'FORBIDDEN';
+    case 'not_found':
+      return 'NOT_FOUND';
+    case 'conflict':
+      return 'CONFLICT';
+    case 'payload_too_large':
+      return 'PAYLOAD_TOO_LARGE';
+    case 'rate_limited':
+      return 'RATE_LIMITED';
+    case 'provider_error':
+      return 'BAD_GATEWAY';
+    case 'provider_unavailable':
+      return 'SERVICE_UNAVAILABLE';
+    default:
+      return assertUnreachable(code);
+  }
+}
+
+/** Apollo's own codes for requests that never reached a resolver. */
+const CLIENT_ERROR_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+]);
+
+/**
+ * The single GraphQL error mapper: domain errors keep their message and get `{code, statusCode}`;
+ * GraphQL's own request errors are 400; anything else is a bug, logged and answered without detail.
+ */
+export function createFormatError(log: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    if (original instanceof DomainError) {
+      return {
+        message: original.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: graphqlCodeOf(original.code), statusCode: statusOf(original.code) },
+      };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && CLIENT_ERROR_CODES.has(code)) {
+      return {
+        message: formatted.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code, statusCode: 400 },
+      };
+    }
+    log.error({ err: original }, 'unhandled GraphQL error');
+    return {
+      message: 'Internal server error',
+      path: formatted.path,
+      extensions: { code: 'INTERNAL_SERVER_ERROR', statusCode: 500 },
+    };
+  };
+}

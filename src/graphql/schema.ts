@@ -1,0 +1,14 @@
+import type { GraphQLSchema } from 'graphql';
+import { buildSchema, type NonEmptyArray } from 'type-graphql';
+import { AppsResolver } from '../modules/apps/apps.resolver.js';
+
+/** Every resolver of the API. A new module adds its resolver here. */
+export const RESOLVERS: NonEmptyArray<Function> = [AppsResolver];
+
+let cached: Promise<GraphQLSchema> | undefined;
+
+/** Builds the schema once per process (type-graphql metadata is global). */
+export function getSchema(): Promise<GraphQLSchema> {
+  cached ??= buildSchema({ resolvers: RESOLVERS, validate: false });
+  return cached;
+}

@@ -1,0 +1,29 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { App } from './app.entity.js';
+
+/** A server-side credential of an app. Only the SHA-256 of the secret and a display prefix are kept. */
+@Entity({ tableName: 'api_key' })
+export class ApiKey {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => App, { deleteRule: 'cascade' })
+  @Index()
+  app!: App;
+
+  @Property({ type: 'text', unique: true })
+  keyHash!: string;
+
+  @Property({ type: 'text' })
+  prefix!: string;
+
+  @Property({ type: 'datetime', defaultRaw: 'now()' })
+  createdAt: Opt<Date> = new Date();
+
+  @Property({ type: 'datetime', nullable: true })
+  lastUsedAt: Date | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  revokedAt: Date | null = null;
+}

@@ -1,0 +1,42 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+
+export type TrialPaymentMethod = 'require_payment_method' | 'no_payment_method';
+
+/** An application whose end users Tollgate manages; the unit of tenant isolation. */
+@Entity({ tableName: 'app' })
+export class App {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @Property({ type: 'text' })
+  name!: string;
+
+  @Property({ type: 'boolean', default: true })
+  autoCreateCustomer: Opt<boolean> = true;
+
+  @Property({ type: 'integer', default: 15 })
+  magicLinkExpiryMinutes: Opt<number> = 15;
+
+  /** One pattern per line; see modules/auth/callback-url.ts. */
+  @Property({ type: 'text', default: '' })
+  allowedCallbackUrls: Opt<string> = '';
+
+  @Property({ type: 'text', nullable: true })
+  customVerificationUrl: string | null = null;
+
+  @Property({ type: 'text', default: 'require_payment_method' })
+  trialPaymentMethod: Opt<TrialPaymentMethod> = 'require_payment_method';
+
+  @Property({ type: 'boolean', default: false })
+  organizationsEnabled: Opt<boolean> = false;
+
+  @Property({ type: 'integer', default: 2592000 })
+  sessionTtlSeconds: Opt<number> = 2592000;
+
+  @Property({ type: 'datetime', defaultRaw: 'now()' })
+  createdAt: Opt<Date> = new Date();
+
+  @Property({ type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() })
+  updatedAt: Opt<Date> = new Date();
+}

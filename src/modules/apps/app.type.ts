@@ -1,0 +1,128 @@
+import { GraphQLDateTimeISO } from 'graphql-scalars';
+import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import type { ApiKey } from './api-key.entity.js';
+import type { App } from './app.entity.js';
+
+export enum TrialPaymentMethodEnum {
+  require_payment_method = 'require_payment_method',
+  no_payment_method = 'no_payment_method',
+}
+registerEnumType(TrialPaymentMethodEnum, {
+  name: 'TrialPaymentMethod',
+  description: 'Whether checkout collects a payment method for a plan with a trial',
+});
+
+@ObjectType('AppSettings')
+export class AppSettingsType {
+  @Field({ description: 'Create a customer on the first magic-link request for an unknown e-mail' })
+  autoCreateCustomer!: boolean;
+  @Field({ description: 'Lifetime of a magic link, in minutes' })
+  magicLinkExpiryMinutes!: number;
+  @Field({ description: 'Allowed callback URL patterns, one per line' })
+  allowedCallbackUrls!: string;
+  @Field(() => String, { nullable: true })
+  customVerificationUrl!: string | null;
+  @Field(() => TrialPaymentMethodEnum)
+  trialPaymentMethod!: TrialPaymentMethodEnum;
+  @Field()
+  organizationsEnabled!: boolean;
+  @Field({ description: 'Lifetime of a customer session token, in seconds' })
+  sessionTtlSeconds!: number;
+}
+
+@ObjectType('ApiKey')
+export class ApiKeyType {
+  @Field(() => ID)
+  id!: string;
+  @Field({ description: 'The first characters of the key, to recognise it; never the whole secret' })
+  prefix!: string;
+  @Field(() => GraphQLDateTimeISO)
+  createdAt!: Date;
+  @Field(() => GraphQLDateTimeISO, { nullable: true })
+  lastUsedAt!: Date | null;
+  @Field(() => GraphQLDateTimeISO, { nullable: true })
+  revokedAt!: Date | null;
+
+  static from(key: ApiKey): ApiKeyType {
+    return Object.assign(new ApiKeyType(), {
+      id: key.id,
+      prefix: key.prefix,
+      createdAt: key.createdAt,
+      lastUsedAt: key.lastUsedAt,
+      revokedAt: key.revokedAt,
+    });
+  }
+}
+
+@ObjectType('App')
+export class AppType {
+  @Field(() => ID)
+  id!: string;
+  @Field()
+  name!: string;
+  @Field(() => AppSettingsType)
+  settings!: AppSettingsType;
+  @Field(() => GraphQLDateTimeISO)
+  createdAt!: Date;
+  @Field(() => GraphQLDateTimeISO)
+  updatedAt!: Date;
+
+  static from(app: App): AppType {
+    const settings = Object.assign(new AppSettingsType(), {
+      autoCreateCustomer: app.autoCreateCustomer,
+      magicLinkExpiryMinutes: app.magicLinkExpiryMinutes,
+      allowedCallbackUrls: app.allowedCallbackUrls,
+      customVerificationUrl: app.customVerificationUrl,
+      trialPaymentMethod: app.trialPaymentMethod as TrialPaymentMethodEnum,
+      organizationsEnabled: app.organizationsEnabled,
+      sessionTtlSeconds: app.sessionTtlSeconds,
+    });
+    return Object.assign(new AppType(), {
+      id: app.id,
+      name: app.name,
+      settings,
+      createdAt: app.createdAt,
+      updatedAt: app.updatedAt,
+    });
+  }
+}
+
+@ObjectType('CreateAppPayload')
+export class CreateAppPayload {
+  @Field(() => AppType)
+  app!: AppType;
+  @Field({ description: 'The first API key of the app. Shown once: store it now.' })
+  apiKey!: string;
+}
+
+@ObjectType('CreateApiKeyPayload')
+export class CreateApiKeyPayload {
+  @Field({ description: 'The API key secret. Shown once: store it now.' })
+  apiKey!: string;
+  @Field(() => ApiKeyType)
+  key!: ApiKeyType;
+}
+
+@InputType('AppSettingsInput')
+export class AppSettingsInput {
+  @Field({ nullable: true })
+  autoCreateCustomer?: boolean;
+  @Field({ nullable: true })
+  magicLinkExpiryMinutes?: number;
+  @Field({ nullable: true })
+  allowedCallbackUrls?: string;
+  @Field(() => String, { nullable: true, description: 'null removes the custom verification URL' })
+  customVerificationUrl?: string | null;
+  @Field(() => TrialPaymentMethodEnum, { nullable: true })
+  trialPaymentMethod?: TrialPaymentMethodEnum;
+  @Field({ nullable: true })
+  organizationsEnabled?: boolean;
+  @Field({ nullable: true })
+  sessionTtlSeconds?: number;
+}
+
+@InputType('CreateAppInput')
+export class CreateAppInput extends AppSettingsInput {
+  @Field()
+  name!: string;
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { InvalidPatternError, parseCallbackPatterns } from '../auth/callback-url.js';
+
+const absoluteHttpUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && u.username === '' && u.password === '';
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http(s) URL without user info');
+
+const callbackPatterns = z
+  .string()
+  .max(10_000)
+  .superRefine((text, ctx) => {
+    try {
+      parseCallbackPatterns(text);
+    } catch (error) {
+      if (!(error instanceof InvalidPatternError)) throw error;
+      ctx.addIssue({ code: 'custom', message: `invalid pattern ${error.message}` });
+    }
+  });
+
+/** App settings as both APIs accept them; every field optional so updates are partial. */
+export const appSettingsSchema = z.strictObject({
+  autoCreateCustomer: z.boolean().optional(),
+  magicLinkExpiryMinutes: z
+    .number()
+    .int('must be a whole number of minutes')
+    .min(1, 'must be at least 1 minute')
+    .max(1440, 'must be at most 1440 minutes (24 hours)')
+    .optional(),
+  allowedCallbackUrls: callbackPatterns.optional(),
+  customVerificationUrl: absoluteHttpUrl.nullable().optional(),
+  trialPaymentMethod: z.enum(['require_payment_method', 'no_payment_method']).optional(),
+  organizationsEnabled: z.boolean().optional(),
+  sessionTtlSeconds: z
+    .number()
+    .int('must be a whole number of seconds')
+    .min(60, 'must be at least 60 seconds')
+    .max(31_536_000, 'must be at most one year (31536000 seconds)')
+    .optional(),
+});
+export type AppSettingsInput = z.infer<typeof appSettingsSchema>;
+
+export const createAppSchema = appSettingsSchema.extend({
+  name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+});
+export type CreateAppInput = z.infer<typeof createAppSchema>;
+
+export const appIdSchema = z.string().min(1).max(100);

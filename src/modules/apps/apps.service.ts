@@ -1,0 +1,100 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { NotFoundError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { type Principal, requireAdmin } from '../../core/principal.js';
+import { API_KEY_PREFIX, displayPrefix, hashSecret, randomSecret } from '../../core/tokens.js';
+import { parseInput } from '../../core/validation.js';
+import { ApiKey } from './api-key.entity.js';
+import { App } from './app.entity.js';
+import { appIdSchema, appSettingsSchema, createAppSchema } from './apps.schemas.js';
+
+export interface CreatedApiKey {
+  /** The secret, shown exactly once. */
+  readonly secret: string;
+  readonly key: ApiKey;
+}
+
+/** Apps and their API keys: operator (admin token) use cases. */
+export class AppsService {
+  constructor(private readonly orm: MikroORM) {}
+
+  private get em() {
+    return this.orm.em;
+  }
+
+  /** Creates an app with the given settings and its first API key. */
+  async createApp(principal: Principal, input: unknown): Promise<{ app: App; apiKey: CreatedApiKey }> {
+    requireAdmin(principal);
+    const { name, ...settings } = parseInput(createAppSchema, input);
+    const app = this.em.create(App, { id: newId('app'), name });
+    this.em.assign(app, settings);
+    const apiKey = this.buildApiKey(app);
+    await this.em.flush();
+    return { app, apiKey };
+  }
+
+  /** Changes some settings of an app; unsent settings keep their value. */
+  async updateAppSettings(principal: Principal, appId: string, input: unknown): Promise<App> {
+    requireAdmin(principal);
+    const settings = parseInput(appSettingsSchema, input);
+    const app = await this.getAppOrFail(appId);
+    this.em.assign(app, settings);
+    await this.em.flush();
+    return app;
+  }
+
+  async listApps(principal: Principal): Promise<App[]> {
+    requireAdmin(principal);
+    return this.em.find(App, {}, { orderBy: { createdAt: 'desc', id: 'asc' } });
+  }
+
+  async getApp(principal: Principal, appId: string): Promise<App | null> {
+    requireAdmin(principal);
+    return this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+  }
+
+  async listApiKeys(principal: Principal, appId: string): Promise<ApiKey[]> {
+    requireAdmin(principal);
+    return this.em.find(ApiKey, { app: appId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
+  }
+
+  async createApiKey(principal: Principal, appId: string): Promise<CreatedApiKey> {
+    requireAdmin(principal);
+    const app = await this.getAppOrFail(appId);
+    const created = this.buildApiKey(app);
+    await this.em.flush();
+    return created;
+  }
+
+  /** Revokes a key at once; revoking twice keeps the first revocation time. */
+  async revokeApiKey(principal: Principal, keyId: string): Promise<ApiKey> {
+    requireAdmin(principal);
+    const key = await this.em.findOne(ApiKey, { id: parseInput(appIdSchema, keyId) });
+    if (!key) throw new NotFoundError('API key', keyId);
+    key.revokedAt ??= new Date();
+    await this.em.flush();
+    return key;
+  }
+
+  /** Looks an app up for a public (unauthenticated) endpoint that names it in the path. */
+  async getPublicAppOrFail(appId: string): Promise<App> {
+    return this.getAppOrFail(appId);
+  }
+
+  private async getAppOrFail(appId: string): Promise<App> {
+    const app = await this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    if (!app) throw new NotFoundError('App', appId);
+    return app;
+  }
+
+  private buildApiKey(app: App): CreatedApiKey {
+    const secret = randomSecret(API_KEY_PREFIX);
+    const key = this.em.create(ApiKey, {
+      id: newId('key'),
+      app,
+      keyHash: hashSecret(secret),
+      prefix: displayPrefix(secret),
+    });
+    return { secret, key };
+  }
+}

@@ -1,0 +1,44 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { App } from '../apps/app.entity.js';
+
+export type FeatureValue = boolean | number | string;
+export type Features = Record<string, FeatureValue>;
+
+/**
+ * A plan of an app. `slug` is the operator's id (e.g. `pro`), shown as `id` in both APIs;
+ * `id` is the internal key subscriptions point to, so a slug can never collide across apps.
+ */
+@Entity({ tableName: 'plan' })
+@Unique({ properties: ['app', 'slug'] })
+export class Plan {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => App, { deleteRule: 'cascade' })
+  app!: App;
+
+  @Property({ type: 'text' })
+  slug!: string;
+
+  @Property({ type: 'text' })
+  name!: string;
+
+  @Property({ type: 'text', nullable: true })
+  stripePriceId: string | null = null;
+
+  @Property({ type: 'integer', default: 0 })
+  trialDays: Opt<number> = 0;
+
+  @Property({ type: 'jsonb', defaultRaw: "'{}'" })
+  features: Opt<Features> = {};
+
+  @Property({ type: 'boolean', default: false })
+  isDefault: Opt<boolean> = false;
+
+  @Property({ type: 'datetime', defaultRaw: 'now()' })
+  createdAt: Opt<Date> = new Date();
+
+  @Property({ type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() })
+  updatedAt: Opt<Date> = new Date();
+}

@@ -1,0 +1,52 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import type { OrgRole } from '../../core/principal.js';
+import { App } from '../apps/app.entity.js';
+import { Customer, type Metadata } from '../customers/customer.entity.js';
+
+/** A B2B organization of an app; its members share the organization's subscription. */
+@Entity({ tableName: 'organization' })
+@Index({ properties: ['app', 'createdAt'] })
+export class Organization {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => App, { deleteRule: 'cascade' })
+  app!: App;
+
+  @Property({ type: 'text' })
+  name!: string;
+
+  @Property({ type: 'jsonb', defaultRaw: "'{}'" })
+  metadata: Opt<Metadata> = {};
+
+  @Property({ type: 'text', nullable: true })
+  paymentCustomerId: string | null = null;
+
+  @Property({ type: 'datetime', defaultRaw: 'now()' })
+  createdAt: Opt<Date> = new Date();
+
+  @Property({ type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() })
+  updatedAt: Opt<Date> = new Date();
+}
+
+/** A customer's role in an organization. */
+@Entity({ tableName: 'organization_member' })
+@Unique({ properties: ['organization', 'customer'] })
+export class OrganizationMember {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  organization!: Organization;
+
+  @ManyToOne(() => Customer, { deleteRule: 'cascade' })
+  @Index()
+  customer!: Customer;
+
+  @Property({ type: 'text' })
+  role!: OrgRole;
+
+  @Property({ type: 'datetime', defaultRaw: 'now()' })
+  createdAt: Opt<Date> = new Date();
+}

@@ -1,0 +1,81 @@
+import { BigIntType, type Opt } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { App } from '../apps/app.entity.js';
+import { Customer, type Metadata } from '../customers/customer.entity.js';
+import { Plan } from '../entitlements/plan.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+
+/** Stripe's subscription statuses, used as they are. */
+export const SUBSCRIPTION_STATUSES = [
+  'incomplete',
+  'incomplete_expired',
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+  'unpaid',
+  'paused',
+] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+/** Statuses that grant the plan's features. */
+export const ENTITLING_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'active', 'past_due'];
+
+/** A subscription at Stripe, mirrored from Stripe's notifications and Tollgate's own calls. */
+@Entity({ tableName: 'subscription' })
+@Index({ properties: ['customer', 'createdAt'] })
+@Index({ properties: ['organization', 'createdAt'] })
+export class Subscription {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => App, { deleteRule: 'cascade' })
+  app!: App;
+
+  /** The paying customer, or null for an organization subscription. */
+  @ManyToOne(() => Customer, { deleteRule: 'cascade', nullable: true })
+  customer: Customer | null = null;
+
+  @ManyToOne(() => Organization, { deleteRule: 'cascade', nullable: true })
+  organization: Organization | null = null;
+
+  @ManyToOne(() => Plan)
+  plan!: Plan;
+
+  @Property({ type: 'text', unique: true })
+  stripeSubscriptionId!: string;
+
+  @Property({ type: 'text' })
+  stripeCustomerId!: string;
+
+  @Property({ type: 'text' })
+  status!: SubscriptionStatus;
+
+  @Property({ type: 'datetime', nullable: true })
+  currentPeriodEnd: Date | null = null;
+
+  @Property({ type: 'boolean', default: false })
+  cancelAtPeriodEnd: Opt<boolean> = false;
+
+  @Property({ type: 'datetime', nullable: true })
+  trialEnd: Date | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  canceledAt: Date | null = null;
+
+  @Property({ type: 'jsonb', defaultRaw: "'{}'" })
+  metadata: Opt<Metadata> = {};
+
+  /**
+   * `created` (Unix seconds) of the newest Stripe event applied; older events are ignored so a late
+   * delivery never moves the subscription back to an earlier state.
+   */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  providerEventCreated: Opt<number> = 0;
+
+  @Property({ type: 'datetime', defaultRaw: 'now()' })
+  createdAt: Opt<Date> = new Date();
+
+  @Property({ type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() })
+  updatedAt: Opt<Date> = new Date();
+}

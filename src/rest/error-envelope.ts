@@ -1,0 +1,69 @@
+import { STATUS_CODES } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { DomainError, RateLimitedError, statusOf } from '../core/errors.js';
+
+/** The interface's error body: `{statusCode, message, error}` with the standard reason phrase. */
+export interface ErrorEnvelope {
+  readonly statusCode: number;
+  readonly message: string;
+  readonly error: string;
+}
+
+export function envelope(statusCode: number, message: string): ErrorEnvelope {
+  return { statusCode, message, error: STATUS_CODES[statusCode] ?? 'Error' };
+}
+
+export function sendError(res: Response, statusCode: number, message: string): void {
+  res.status(statusCode).json(envelope(statusCode, message));
+}
+
+/** Unknown routes. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendError(res, 404, `Cannot ${req.method} ${req.path}`);
+};
+
+/** Body-parser failures carry an HTTP status of their own; these are the ones we expose. */
+function bodyParserStatus(err: unknown): { status: number; message: string } | undefined {
+  const e = err as { type?: string; status?: number };
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return { status: 400, message: 'Malformed JSON in request body' };
+    case 'entity.too.large':
+      return { status: 413, message: 'Request body exceeds the 100 KiB limit' };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { status: 415, message: 'Unsupported request body encoding' };
+    case 'request.aborted':
+      return { status: 400, message: 'Request aborted' };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The single REST error mapper. Domain errors map through `statusOf` (exhaustive over error codes);
+ * anything else is a bug: logged with the request id, answered 500 with no detail.
+ */
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  if (res.headersSent) {
+    req.log?.error({ err }, 'error after response started');
+    res.end();
+    return;
+  }
+  if (err instanceof DomainError) {
+    const status = statusOf(err.code);
+    if (err instanceof RateLimitedError && err.retryAfterSeconds !== undefined) {
+      res.setHeader('Retry-After', String(err.retryAfterSeconds));
+    }
+    if (status >= 500) req.log?.warn({ err }, 'upstream failure');
+    sendError(res, status, err.message);
+    return;
+  }
+  const parser = bodyParserStatus(err);
+  if (parser) {
+    sendError(res, parser.status, parser.message);
+    return;
+  }
+  req.log?.error({ err }, 'unhandled error');
+  sendError(res, 500, 'Internal server error');
+};

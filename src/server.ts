@@ -1,0 +1,134 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createHttpApp } from './app.js';
+import type { Config } from './config.js';
+import { type Clock, systemClock } from './core/clock.js';
+import { connect, migrate, type Orm, withContext } from './core/db.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './core/embedded-postgres.js';
+import { createLogger, type Logger } from './core/logger.js';
+import { ADMIN } from './core/principal.js';
+import { randomSecret } from './core/tokens.js';
+import { createServices, type Deps, type Services } from './services.js';
+
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly adminToken: string;
+  readonly deps: Deps;
+  readonly services: Services;
+  /** Present on the first start of a development instance only. */
+  readonly demo?: { readonly appId: string; readonly apiKey: string };
+  /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Create the demo app on an empty database (development start); default true outside production. */
+  readonly seedDemo?: boolean;
+}
+
+/** Resolves the database: DATABASE_URL, or embedded PostgreSQL under DATA_DIR. */
+export async function openDatabase(
+  config: Config,
+  logger: Logger,
+): Promise<{ url: string; embedded?: EmbeddedPostgres }> {
+  if (config.databaseUrl) return { url: config.databaseUrl };
+  const dir = path.join(config.dataDir, 'postgres');
+  logger.info({ dir }, 'DATABASE_URL is not set: starting embedded PostgreSQL');
+  const embedded = await startEmbeddedPostgres({ dir, onLog: (line) => logger.debug({ postgres: line }) });
+  return { url: embedded.url, embedded };
+}
+
+/** ADMIN_TOKEN, or in development a token generated once and kept in DATA_DIR so restarts reuse it. */
+async function resolveAdminToken(config: Config): Promise<string> {
+  if (config.adminToken) return config.adminToken;
+  const file = path.join(config.dataDir, 'admin-token');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const token = randomSecret('tg_admin_');
+  await mkdir(config.dataDir, { recursive: true });
+  await writeFile(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const database = await openDatabase(config, logger);
+  let orm: Orm | undefined;
+  try {
+    orm = await connect(database.url);
+    const applied = await migrate(orm);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+
+    const adminToken = await resolveAdminToken(config);
+    const deps: Deps = { config, orm, clock: options.clock ?? systemClock, logger, adminToken };
+    const services = createServices(deps);
+    const seedDemo = options.seedDemo ?? !config.production;
+    const demo = seedDemo ? await seedDemoApp(orm, services) : undefined;
+
+    const httpServer = createServer();
+    const { app, apollo } = await createHttpApp(deps, services, httpServer);
+    httpServer.on('request', app);
+    await listen(httpServer, config.port, config.host);
+    const port = (httpServer.address() as AddressInfo).port;
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+    let closing: Promise<void> | undefined;
+    const ormRef = orm;
+    return {
+      url,
+      port,
+      adminToken,
+      deps,
+      services,
+      demo,
+      close() {
+        closing ??= (async () => {
+          await apollo.stop(); // drains the HTTP server: waits for in-flight requests
+          await closeServer(httpServer);
+          await ormRef.close(true);
+          await database.embedded?.stop();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await orm?.close(true).catch(() => undefined);
+    await database.embedded?.stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** On an empty database, creates a demo app with an API key so a first start is usable at once. */
+async function seedDemoApp(orm: Orm, services: Services): Promise<RunningServer['demo']> {
+  return withContext(orm, async () => {
+    if ((await services.apps.listApps(ADMIN)).length > 0) return undefined;
+    const { app, apiKey } = await services.apps.createApp(ADMIN, {
+      name: 'Demo app',
+      allowedCallbackUrls: 'http://localhost:*/*',
+    });
+    return { appId: app.id, apiKey: apiKey.secret };
+  });
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

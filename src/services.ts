@@ -1,0 +1,29 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from './core/clock.js';
+import type { Logger } from './core/logger.js';
+import type { Config } from './config.js';
+import { AppsService } from './modules/apps/apps.service.js';
+import { CredentialsService } from './modules/auth/credentials.service.js';
+
+/** Everything the core needs from outside, created once per process. */
+export interface Deps {
+  readonly config: Config;
+  readonly orm: MikroORM;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The operator credential (from ADMIN_TOKEN, or generated in development). */
+  readonly adminToken: string;
+}
+
+/** The core services, shared by the REST and GraphQL transports. */
+export interface Services {
+  readonly apps: AppsService;
+  readonly credentials: CredentialsService;
+}
+
+export function createServices(deps: Deps): Services {
+  return {
+    apps: new AppsService(deps.orm),
+    credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
+  };
+}
