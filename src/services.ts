@@ -4,6 +4,7 @@ import type { Logger } from './core/logger.js';
 import type { Config } from './config.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
+import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
 
 /** Everything the core needs from outside, created once per process. */
 export interface Deps {
@@ -19,11 +20,13 @@ export interface Deps {
 export interface Services {
   readonly apps: AppsService;
   readonly credentials: CredentialsService;
+  readonly entitlements: EntitlementsService;
 }
 
 export function createServices(deps: Deps): Services {
   return {
     apps: new AppsService(deps.orm),
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
+    entitlements: new EntitlementsService(deps.orm),
   };
 }
