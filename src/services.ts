@@ -4,6 +4,7 @@ import type { Logger } from './core/logger.js';
 import type { Config } from './config.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
+import { SessionsService } from './modules/auth/sessions.service.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
 
 /** Everything the core needs from outside, created once per process. */
@@ -21,6 +22,7 @@ export interface Services {
   readonly apps: AppsService;
   readonly credentials: CredentialsService;
   readonly entitlements: EntitlementsService;
+  readonly sessions: SessionsService;
 }
 
 export function createServices(deps: Deps): Services {
@@ -28,5 +30,6 @@ export function createServices(deps: Deps): Services {
     apps: new AppsService(deps.orm),
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
     entitlements: new EntitlementsService(deps.orm),
+    sessions: new SessionsService(deps.orm, deps.clock),
   };
 }
