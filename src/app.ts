@@ -12,6 +12,8 @@ import { ANONYMOUS, type Principal } from './core/principal.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
 import { getSchema } from './graphql/schema.js';
+import { DevMailbox } from './modules/email/dev-mailbox.js';
+import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
@@ -64,6 +66,11 @@ export async function createHttpApp(
     const ok = await deps.orm.isConnected().catch(() => false);
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'up' : 'down' });
   });
+
+  // Development only: production requires SMTP_URL, and the guard keeps the mailbox off even if that changes.
+  if (deps.mailer instanceof DevMailbox && !deps.config.production) {
+    app.use('/dev', devMailboxRouter(deps.mailer));
+  }
 
   app.use(express.json({ limit: BODY_LIMIT }));
 

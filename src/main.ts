@@ -7,6 +7,7 @@ import { DomainError } from './core/errors.js';
 import { createLogger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { systemClock } from './core/clock.js';
+import { createMailer } from './modules/email/email.js';
 import { createServices } from './services.js';
 import { openDatabase, type RunningServer, startServer } from './server.js';
 
@@ -73,7 +74,14 @@ async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>)
   const orm = await connect(database.url);
   try {
     await migrate(orm);
-    const services = createServices({ config, orm, clock: systemClock, logger, adminToken: config.adminToken ?? '' });
+    const services = createServices({
+      config,
+      orm,
+      clock: systemClock,
+      logger,
+      adminToken: config.adminToken ?? '',
+      mailer: createMailer(config, logger),
+    });
     return await withContext(orm, () => fn(services));
   } finally {
     await orm.close(true);

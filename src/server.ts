@@ -11,6 +11,7 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from './core/embedded-po
 import { createLogger, type Logger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { randomSecret } from './core/tokens.js';
+import { createMailer } from './modules/email/email.js';
 import { createServices, type Deps, type Services } from './services.js';
 
 export interface RunningServer {
@@ -65,7 +66,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
     const adminToken = await resolveAdminToken(config);
-    const deps: Deps = { config, orm, clock: options.clock ?? systemClock, logger, adminToken };
+    const mailer = createMailer(config, logger);
+    const deps: Deps = { config, orm, clock: options.clock ?? systemClock, logger, adminToken, mailer };
     const services = createServices(deps);
     const seedDemo = options.seedDemo ?? !config.production;
     const demo = seedDemo ? await seedDemoApp(orm, services) : undefined;
@@ -91,6 +93,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
           await ormRef.close(true);
+          mailer.close();
           await database.embedded?.stop();
         })();
         return closing;

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
+import type { Mailer } from './modules/email/mailer.js';
 import type { Config } from './config.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
@@ -13,6 +14,8 @@ export interface Deps {
   readonly orm: MikroORM;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Outgoing e-mail: SMTP, or the dev mailbox in development. */
+  readonly mailer: Mailer;
   /** The operator credential (from ADMIN_TOKEN, or generated in development). */
   readonly adminToken: string;
 }
