@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121214853 } from './Migration20261121214853.js';
+import { Migration20261121215340 } from './Migration20261121215340.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -7,4 +8,5 @@ import { Migration20261121214853 } from './Migration20261121214853.js';
  */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121214853', class: Migration20261121214853 },
+  { name: 'Migration20261121215340', class: Migration20261121215340 },
 ];

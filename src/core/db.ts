@@ -5,6 +5,7 @@ import { defineConfig, type EntityManager, MikroORM, type Options } from '@mikro
 import { migrationsList } from '../../migrations/index.js';
 import { ApiKey } from '../modules/apps/api-key.entity.js';
 import { App } from '../modules/apps/app.entity.js';
+import { MagicLinkRequest } from '../modules/auth/magic-link-request.entity.js';
 import { MagicLinkToken } from '../modules/auth/magic-link-token.entity.js';
 import { Session } from '../modules/auth/session.entity.js';
 import { Customer } from '../modules/customers/customer.entity.js';
@@ -19,6 +20,7 @@ export const ENTITIES = [
   Customer,
   Session,
   MagicLinkToken,
+  MagicLinkRequest,
   Plan,
   Subscription,
   Organization,
