@@ -1,6 +1,7 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121214853 } from './Migration20261121214853.js';
 import { Migration20261121215340 } from './Migration20261121215340.js';
+import { Migration20261121215352 } from './Migration20261121215352.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -9,4 +10,5 @@ import { Migration20261121215340 } from './Migration20261121215340.js';
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121214853', class: Migration20261121214853 },
   { name: 'Migration20261121215340', class: Migration20261121215340 },
+  { name: 'Migration20261121215352', class: Migration20261121215352 },
 ];

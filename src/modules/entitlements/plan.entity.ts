@@ -1,6 +1,7 @@
 import type { Opt } from '@mikro-orm/core';
-import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, ManyToOne, PrimaryKey, Property, Trigger, Unique } from '@mikro-orm/decorators/legacy';
 import { App } from '../apps/app.entity.js';
+import { PLAN_NOTIFY_TRIGGER } from './entitlements-notify.js';
 
 export type FeatureValue = boolean | number | string;
 export type Features = Record<string, FeatureValue>;
@@ -11,6 +12,8 @@ export type Features = Record<string, FeatureValue>;
  */
 @Entity({ tableName: 'plan' })
 @Unique({ properties: ['app', 'slug'] })
+// A plan change (features, default plan) reaches every instance's entitlement cache.
+@Trigger(PLAN_NOTIFY_TRIGGER)
 export class Plan {
   @PrimaryKey({ type: 'text' })
   id!: string;

@@ -1,7 +1,8 @@
 import { BigIntType, type Opt } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { Entity, Index, ManyToOne, PrimaryKey, Property, Trigger } from '@mikro-orm/decorators/legacy';
 import { App } from '../apps/app.entity.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
+import { SUBSCRIPTION_NOTIFY_TRIGGER } from '../entitlements/entitlements-notify.js';
 import { Plan } from '../entitlements/plan.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 
@@ -25,6 +26,8 @@ export const ENTITLING_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'a
 @Entity({ tableName: 'subscription' })
 @Index({ properties: ['customer', 'createdAt'] })
 @Index({ properties: ['organization', 'createdAt'] })
+// Every subscription change reaches every instance's entitlement cache when it commits.
+@Trigger(SUBSCRIPTION_NOTIFY_TRIGGER)
 export class Subscription {
   @PrimaryKey({ type: 'text' })
   id!: string;
