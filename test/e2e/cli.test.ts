@@ -1,0 +1,110 @@
+import { connect } from 'node:net';
+import request from 'supertest';
+import { runCli, startCli, waitFor } from '../helpers/process.js';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+const env = () => ({ DATABASE_URL: process.env.TEST_DATABASE_URL, LOG_LEVEL: 'warn' });
+
+describe('tollgate CLI', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('creates an app and prints its id and a working API key as JSON', async () => {
+    const result = await runCli(
+      ['apps', 'create', '--name', 'CLI app', '--callback-url', 'https://app.example.com/*'],
+      env(),
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    expect(printed).toEqual({
+      appId: expect.stringMatching(/^app_/),
+      apiKey: expect.stringMatching(/^tg_sk_/),
+    });
+    const res = await server.http.get('/v1/no-route').set('authorization', `Bearer ${printed.apiKey}`);
+    expect(res.status).toBe(404); // the key authenticated; the route does not exist
+
+    const app = await server.graphql(
+      'query($id: ID!) { app(id: $id) { name settings { allowedCallbackUrls } } }',
+      { id: printed.appId },
+      server.adminToken,
+    );
+    expect(app.body.data.app).toEqual({ name: 'CLI app', settings: { allowedCallbackUrls: 'https://app.example.com/*' } });
+  });
+
+  it('creates another key for an app', async () => {
+    const { appId } = await server.createApp();
+    const result = await runCli(['keys', 'create', '--app', appId], env());
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      keyId: expect.stringMatching(/^key_/),
+      apiKey: expect.stringMatching(/^tg_sk_/),
+    });
+  });
+
+  it('reports invalid input without a stack trace and exits non-zero', async () => {
+    const result = await runCli(['apps', 'create', '--name', ''], env());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('tollgate: name: must not be empty\n');
+  });
+
+  it('prints usage for an unknown command and exits 2', async () => {
+    const result = await runCli(['frobnicate'], env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Unknown command: frobnicate');
+    expect(result.stderr).toContain('Usage: tollgate <command>');
+  });
+});
+
+describe('production mode', () => {
+  it('refuses to start without the required variables, naming each of them', async () => {
+    const result = await runCli(['serve'], { NODE_ENV: 'production' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'tollgate: Invalid configuration: missing required variables for NODE_ENV=production: DATABASE_URL, ADMIN_TOKEN, PUBLIC_BASE_URL, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, SMTP_URL, MAIL_FROM\n',
+    );
+  });
+});
+
+describe('serve', () => {
+  it('prints the banner, finishes an in-flight request on SIGTERM, then exits 0', async () => {
+    const proc = startCli(['serve'], {
+      ...env(),
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      ADMIN_TOKEN: 'cli-test-admin-token-0123456789',
+      DATA_DIR: `/tmp/tollgate-cli-test-${process.pid}`,
+      STRIPE_EMULATOR_PORT: '0',
+    });
+    const base = await waitFor(() => /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1]);
+    expect(proc.output.stdout).toMatch(/GraphiQL\s+http:\/\/127\.0\.0\.1:\d+\/graphql/);
+    expect(proc.output.stdout).toContain('Admin token  cli-test-admin-token-0123456789');
+    expect((await request(base).get('/readyz')).status).toBe(200);
+
+    // Start a request whose body is still arriving, then ask the server to stop.
+    const { port } = new URL(base);
+    const body = JSON.stringify({ query: '{ apps { id } }' });
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    let response = '';
+    socket.on('data', (d) => {
+      response += d;
+    });
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer cli-test-admin-token-0123456789\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    proc.child.kill('SIGTERM');
+    await waitFor(() => (proc.output.stdout.includes('shutting down') ? true : undefined));
+    socket.write(body.slice(5));
+
+    expect(await proc.exited).toBe(0);
+    expect(response).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(response).toContain('{"data":{"apps":');
+    socket.destroy();
+  });
+});

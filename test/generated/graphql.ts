@@ -1,0 +1,81 @@
+/** Internal type. DO NOT USE DIRECTLY. */
+type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+/** Internal type. DO NOT USE DIRECTLY. */
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+export type AppSettingsInput = {
+  allowedCallbackUrls?: string | null | undefined;
+  autoCreateCustomer?: boolean | null | undefined;
+  /** null removes the custom verification URL */
+  customVerificationUrl?: string | null | undefined;
+  magicLinkExpiryMinutes?: number | null | undefined;
+  organizationsEnabled?: boolean | null | undefined;
+  sessionTtlSeconds?: number | null | undefined;
+  trialPaymentMethod?: TrialPaymentMethod | null | undefined;
+};
+
+export type CreateAppInput = {
+  allowedCallbackUrls?: string | null | undefined;
+  autoCreateCustomer?: boolean | null | undefined;
+  /** null removes the custom verification URL */
+  customVerificationUrl?: string | null | undefined;
+  magicLinkExpiryMinutes?: number | null | undefined;
+  name: string;
+  organizationsEnabled?: boolean | null | undefined;
+  sessionTtlSeconds?: number | null | undefined;
+  trialPaymentMethod?: TrialPaymentMethod | null | undefined;
+};
+
+/** Whether checkout collects a payment method for a plan with a trial */
+export type TrialPaymentMethod =
+  | 'no_payment_method'
+  | 'require_payment_method';
+
+export type CreateAppMutationVariables = Exact<{
+  input: CreateAppInput;
+}>;
+
+
+export type CreateAppMutation = { createApp: { apiKey: string, app: { id: string, name: string, settings: { autoCreateCustomer: boolean, magicLinkExpiryMinutes: number, allowedCallbackUrls: string, customVerificationUrl: string | null, trialPaymentMethod: TrialPaymentMethod, organizationsEnabled: boolean, sessionTtlSeconds: number } } } };
+
+export type UpdateAppSettingsMutationVariables = Exact<{
+  appId: string | number;
+  input: AppSettingsInput;
+}>;
+
+
+export type UpdateAppSettingsMutation = { updateAppSettings: { id: string, settings: { autoCreateCustomer: boolean, magicLinkExpiryMinutes: number, allowedCallbackUrls: string, customVerificationUrl: string | null, trialPaymentMethod: TrialPaymentMethod, organizationsEnabled: boolean, sessionTtlSeconds: number } } };
+
+export type CreateApiKeyMutationVariables = Exact<{
+  appId: string | number;
+}>;
+
+
+export type CreateApiKeyMutation = { createApiKey: { apiKey: string, key: { id: string, prefix: string, createdAt: string, revokedAt: string | null } } };
+
+export type RevokeApiKeyMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RevokeApiKeyMutation = { revokeApiKey: { id: string, revokedAt: string | null } };
+
+export type AppsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AppsQuery = { apps: Array<{ id: string, name: string }> };
+
+export type AppQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type AppQuery = { app: { id: string, name: string, apiKeys: Array<{ id: string, prefix: string, lastUsedAt: string | null, revokedAt: string | null }> } | null };
+
+
+export const CreateAppDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateApp"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateAppInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createApp"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"apiKey"}},{"kind":"Field","name":{"kind":"Name","value":"app"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"settings"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"autoCreateCustomer"}},{"kind":"Field","name":{"kind":"Name","value":"magicLinkExpiryMinutes"}},{"kind":"Field","name":{"kind":"Name","value":"allowedCallbackUrls"}},{"kind":"Field","name":{"kind":"Name","value":"customVerificationUrl"}},{"kind":"Field","name":{"kind":"Name","value":"trialPaymentMethod"}},{"kind":"Field","name":{"kind":"Name","value":"organizationsEnabled"}},{"kind":"Field","name":{"kind":"Name","value":"sessionTtlSeconds"}}]}}]}}]}}]}}]} as unknown as DocumentNode<CreateAppMutation, CreateAppMutationVariables>;
+export const UpdateAppSettingsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"UpdateAppSettings"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"appId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"AppSettingsInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"updateAppSettings"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"appId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"appId"}}},{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"settings"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"autoCreateCustomer"}},{"kind":"Field","name":{"kind":"Name","value":"magicLinkExpiryMinutes"}},{"kind":"Field","name":{"kind":"Name","value":"allowedCallbackUrls"}},{"kind":"Field","name":{"kind":"Name","value":"customVerificationUrl"}},{"kind":"Field","name":{"kind":"Name","value":"trialPaymentMethod"}},{"kind":"Field","name":{"kind":"Name","value":"organizationsEnabled"}},{"kind":"Field","name":{"kind":"Name","value":"sessionTtlSeconds"}}]}}]}}]}}]} as unknown as DocumentNode<UpdateAppSettingsMutation, UpdateAppSettingsMutationVariables>;
+export const CreateApiKeyDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateApiKey"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"appId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createApiKey"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"appId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"appId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"apiKey"}},{"kind":"Field","name":{"kind":"Name","value":"key"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"prefix"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"revokedAt"}}]}}]}}]}}]} as unknown as DocumentNode<CreateApiKeyMutation, CreateApiKeyMutationVariables>;
+export const RevokeApiKeyDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"RevokeApiKey"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"revokeApiKey"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"revokedAt"}}]}}]}}]} as unknown as DocumentNode<RevokeApiKeyMutation, RevokeApiKeyMutationVariables>;
+export const AppsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Apps"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"apps"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]} as unknown as DocumentNode<AppsQuery, AppsQueryVariables>;
+export const AppDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"App"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"app"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"apiKeys"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"prefix"}},{"kind":"Field","name":{"kind":"Name","value":"lastUsedAt"}},{"kind":"Field","name":{"kind":"Name","value":"revokedAt"}}]}}]}}]}}]} as unknown as DocumentNode<AppQuery, AppQueryVariables>;

@@ -1,0 +1,54 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Path of the compiled CLI (`npm test` builds before running). */
+export const CLI = 'dist/src/main.js';
+
+/** Runs the compiled CLI to completion. */
+export function runCli(args: string[], env: Record<string, string | undefined>): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts a long-running CLI process and collects its output. */
+export function startCli(args: string[], env: Record<string, string | undefined>) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d) => {
+    output.stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    output.stderr += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
+/** Polls `check` until it returns a value, or fails after `timeoutMs`. */
+export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,117 @@
+import { Writable } from 'node:stream';
+import express from 'express';
+import { GraphQLError } from 'graphql';
+import { pino } from 'pino';
+import { pinoHttp } from 'pino-http';
+import request from 'supertest';
+import {
+  ConflictError,
+  DomainError,
+  type ErrorCode,
+  ForbiddenError,
+  NotFoundError,
+  RateLimitedError,
+  statusOf,
+} from '../../src/core/errors.js';
+import { createFormatError } from '../../src/graphql/format-error.js';
+import { errorHandler } from '../../src/rest/error-envelope.js';
+
+function capturingLogger() {
+  const lines: any[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+const SQL_BUG = new Error(
+  'insert into "customer" ("id") values ($1) - duplicate key value violates unique constraint at /work/main/src/x.ts:10',
+);
+
+describe('REST error mapping', () => {
+  function appThrowing(error: unknown) {
+    const { logger, lines } = capturingLogger();
+    const app = express();
+    app.use(pinoHttp({ logger, genReqId: () => 'req-42' }));
+    app.get('/boom', () => {
+      throw error;
+    });
+    app.use(errorHandler);
+    return { app, lines };
+  }
+
+  it('answers a thrown bug with a bare 500 envelope and logs the details with the request id', async () => {
+    const { app, lines } = appThrowing(SQL_BUG);
+    const res = await request(app).get('/boom');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ statusCode: 500, message: 'Internal server error', error: 'Internal Server Error' });
+    expect(res.text).not.toMatch(/insert|constraint|\/work\/|\.ts:|at /);
+    const logged = lines.find((l) => l.msg === 'unhandled error');
+    expect(logged.req.id).toBe('req-42');
+    expect(logged.err.message).toContain('duplicate key value');
+    expect(logged.err.stack).toContain('Error:');
+  });
+
+  it.each<[DomainError, number, string]>([
+    [new NotFoundError('Customer', 'cus_1'), 404, 'Not Found'],
+    [new ForbiddenError(), 403, 'Forbidden'],
+    [new ConflictError('A customer with this e-mail already exists'), 409, 'Conflict'],
+  ])('maps %p to its status and reason phrase', async (error, status, phrase) => {
+    const { app } = appThrowing(error);
+    const res = await request(app).get('/boom');
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ statusCode: status, message: error.message, error: phrase });
+  });
+
+  it('adds Retry-After to a 429', async () => {
+    const { app } = appThrowing(new RateLimitedError('Too many requests', 17));
+    const res = await request(app).get('/boom');
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('17');
+    expect(res.body).toEqual({ statusCode: 429, message: 'Too many requests', error: 'Too Many Requests' });
+  });
+
+  it('maps every domain error code to a 4xx or 5xx status', () => {
+    const codes: ErrorCode[] = [
+      'validation_failed',
+      'unauthorized',
+      'forbidden',
+      'not_found',
+      'conflict',
+      'payload_too_large',
+      'rate_limited',
+      'provider_error',
+      'provider_unavailable',
+    ];
+    expect(codes.map(statusOf)).toEqual([400, 401, 403, 404, 409, 413, 429, 502, 503]);
+  });
+});
+
+describe('GraphQL error mapping', () => {
+  it('hides a thrown bug behind INTERNAL_SERVER_ERROR and logs it', () => {
+    const { logger, lines } = capturingLogger();
+    const format = createFormatError(logger);
+    const wrapped = new GraphQLError(SQL_BUG.message, { originalError: SQL_BUG, path: ['apps'] });
+    const out = format({ message: SQL_BUG.message, path: ['apps'] }, wrapped);
+    expect(out).toEqual({
+      message: 'Internal server error',
+      path: ['apps'],
+      extensions: { code: 'INTERNAL_SERVER_ERROR', statusCode: 500 },
+    });
+    expect(lines[0].err.message).toContain('duplicate key value');
+  });
+
+  it('keeps the message of a domain error and adds its code and status', () => {
+    const { logger } = capturingLogger();
+    const error = new NotFoundError('Customer', 'cus_1');
+    const out = createFormatError(logger)(
+      { message: error.message, path: ['customer'] },
+      new GraphQLError(error.message, { originalError: error, path: ['customer'] }),
+    );
+    expect(out.extensions).toEqual({ code: 'NOT_FOUND', statusCode: 404 });
+    expect(out.message).toBe('Customer cus_1 not found');
+  });
+});
