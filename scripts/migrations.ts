@@ -6,8 +6,8 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { connect, migrate } from '../src/core/db.js';
 import { createScratchDatabase, dropDatabase } from '../src/core/database-admin.js';
+import { connect, migrate } from '../src/core/db.js';
 import { startEmbeddedPostgres } from '../src/core/embedded-postgres.js';
 
 async function main() {
@@ -16,7 +16,9 @@ async function main() {
     console.error('usage: migrations.js create|check');
     process.exit(2);
   }
-  const embedded = process.env.DATABASE_URL ? undefined : await startEmbeddedPostgres({ dir: '.data/postgres-tools' });
+  const embedded = process.env.DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres({ dir: '.data/postgres-tools' });
   const serverUrl = process.env.DATABASE_URL ?? embedded!.url;
   const name = `tollgate_migrations_${process.pid}_${Date.now()}`;
   const url = await createScratchDatabase(serverUrl, name);
@@ -28,7 +30,9 @@ async function main() {
       const diff = (await orm.schema.getUpdateSchemaSQL({ wrap: false, safe: false })).trim();
       if (command === 'check') {
         if (diff) {
-          console.error('Entities and migrations disagree. Run `npm run migration:create`. Missing SQL:\n' + diff);
+          console.error(
+            `Entities and migrations disagree. Run \`npm run migration:create\`. Missing SQL:\n${diff}`,
+          );
           exitCode = 1;
         } else {
           console.log('migrations: entities and migrations agree');
@@ -55,8 +59,12 @@ function writeIndex() {
   const files = readdirSync('migrations')
     .filter((f) => /^Migration\d+.*\.ts$/.test(f))
     .sort();
-  const imports = files.map((f) => `import { ${path.basename(f, '.ts')} } from './${path.basename(f, '.ts')}.js';`);
-  const entries = files.map((f) => `  { name: '${path.basename(f, '.ts')}', class: ${path.basename(f, '.ts')} },`);
+  const imports = files.map(
+    (f) => `import { ${path.basename(f, '.ts')} } from './${path.basename(f, '.ts')}.js';`,
+  );
+  const entries = files.map(
+    (f) => `  { name: '${path.basename(f, '.ts')}', class: ${path.basename(f, '.ts')} },`,
+  );
   writeFileSync(
     'migrations/index.ts',
     `import type { MigrationObject } from '@mikro-orm/core';

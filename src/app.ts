@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import type { Server } from 'node:http';
 import { pinoHttp } from 'pino-http';
 import { redactUrl } from './core/logger.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';

@@ -104,7 +104,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? 'Tollgate <no-reply@tollgate.localhost>',
     adminToken: e.ADMIN_TOKEN,
-    rateLimits: { apiKey: e.RATE_LIMIT_API_KEY, session: e.RATE_LIMIT_SESSION, publicIp: e.RATE_LIMIT_PUBLIC_IP },
+    rateLimits: {
+      apiKey: e.RATE_LIMIT_API_KEY,
+      session: e.RATE_LIMIT_SESSION,
+      publicIp: e.RATE_LIMIT_PUBLIC_IP,
+    },
     graphql: {
       introspection: e.GRAPHQL_INTROSPECTION ?? !production,
       graphiql: e.GRAPHIQL ?? !production,

@@ -2,14 +2,14 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
+import { systemClock } from './core/clock.js';
 import { connect, migrate, withContext } from './core/db.js';
 import { DomainError } from './core/errors.js';
 import { createLogger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
-import { systemClock } from './core/clock.js';
 import { createMailer } from './modules/email/email.js';
-import { createServices } from './services.js';
 import { openDatabase, type RunningServer, startServer } from './server.js';
+import { createServices } from './services.js';
 
 const USAGE = `Usage: tollgate <command> [options]
 
@@ -136,7 +136,9 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   } else if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`tollgate: ${error.message}\n\n${USAGE}`);
   } else {
-    process.stderr.write(`tollgate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `tollgate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
   }
   process.exit(1);
 });

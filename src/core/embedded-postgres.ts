@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, lstat, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
@@ -59,7 +59,9 @@ function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -79,9 +81,17 @@ function runAsIds(): { uid: number; gid: number } | undefined {
   };
   const existing = lookup();
   if (existing) return existing;
-  execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+  execFileSync('useradd', [
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--shell',
+    '/usr/sbin/nologin',
+    'postgres',
+  ]);
   const created = lookup();
-  if (!created) throw new Error('Running as root: could not create the "postgres" system user for PostgreSQL');
+  if (!created)
+    throw new Error('Running as root: could not create the "postgres" system user for PostgreSQL');
   return created;
 }
 
@@ -153,7 +163,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (ids) await chown(pwfile, ids.uid, ids.gid);
     const init = await run(
       bins.initdb,
-      [`--pgdata=${dir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'],
+      [
+        `--pgdata=${dir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--no-locale',
+      ],
       ids,
     ).finally(() => import('node:fs/promises').then((fs) => fs.rm(pwfile, { force: true })));
     if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code}): ${init.output.trim()}`);
@@ -161,7 +178,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await chownTree(dir, ids);
   }
   const password = (await readFile(passwordFile, 'utf8')).trim();
-  const urlFor = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const urlFor = (port: number) =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 
   // Another Tollgate process (e.g. `npm start` while the CLI runs) already serves this cluster: share it.
   const running = await runningPort(dir);
@@ -171,7 +189,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   const child: ChildProcess = spawn(
     bins.postgres,
-    ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    [
+      '-D',
+      dir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
     { ...ids, env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   // If this process dies without stopping the database, do not leave a server behind.
@@ -180,7 +209,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   await new Promise<void>((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`PostgreSQL did not start within 60 s: ${output}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`PostgreSQL did not start within 60 s: ${output}`)),
+      60_000,
+    );
     const onData = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       output += text;

@@ -10,7 +10,11 @@ const nonNegativeInt = (field: string, max?: number) =>
     .transform(Number)
     .pipe(
       max === undefined
-        ? z.number().int(`${field} must be a non-negative integer`).min(0, `${field} must be a non-negative integer`).max(Number.MAX_SAFE_INTEGER, `${field} is too large`)
+        ? z
+            .number()
+            .int(`${field} must be a non-negative integer`)
+            .min(0, `${field} must be a non-negative integer`)
+            .max(Number.MAX_SAFE_INTEGER, `${field} is too large`)
         : z
             .number()
             .int(`${field} must be an integer between 1 and ${max}`)

@@ -1,5 +1,5 @@
-import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
+import type { GraphQLFormattedError } from 'graphql';
 import { assertUnreachable, DomainError, type ErrorCode, statusOf } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 

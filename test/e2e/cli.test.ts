@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import request from 'supertest';
 import { runCli, startCli, waitFor } from '../helpers/process.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const env = () => ({ DATABASE_URL: process.env.TEST_DATABASE_URL, LOG_LEVEL: 'warn' });
 
@@ -34,7 +34,10 @@ describe('tollgate CLI', () => {
       { id: printed.appId },
       server.adminToken,
     );
-    expect(app.body.data.app).toEqual({ name: 'CLI app', settings: { allowedCallbackUrls: 'https://app.example.com/*' } });
+    expect(app.body.data.app).toEqual({
+      name: 'CLI app',
+      settings: { allowedCallbackUrls: 'https://app.example.com/*' },
+    });
   });
 
   it('creates another key for an app', async () => {

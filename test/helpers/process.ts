@@ -43,7 +43,10 @@ export function startCli(args: string[], env: Record<string, string | undefined>
 }
 
 /** Polls `check` until it returns a value, or fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -7,7 +7,7 @@ import {
   RevokeApiKeyDocument,
   UpdateAppSettingsDocument,
 } from '../generated/graphql.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let db: pg.Client;
@@ -102,7 +102,11 @@ describe('API keys', () => {
 
     const after = await server.http.get('/v1/unknown-route').set('authorization', `Bearer ${apiKey}`);
     expect(after.status).toBe(401);
-    expect(after.body).toEqual({ statusCode: 401, message: 'Invalid or revoked API key', error: 'Unauthorized' });
+    expect(after.body).toEqual({
+      statusCode: 401,
+      message: 'Invalid or revoked API key',
+      error: 'Unauthorized',
+    });
   });
 
   it('answers NOT_FOUND for an unknown key or app', async () => {
@@ -148,7 +152,10 @@ describe('app settings', () => {
     [{ sessionTtlSeconds: -5 }, 'sessionTtlSeconds: must be at least 60 seconds'],
     [{ allowedCallbackUrls: 'not a url' }, 'allowedCallbackUrls: invalid pattern'],
     [{ allowedCallbackUrls: 'https://*.com/*' }, 'allowedCallbackUrls: invalid pattern "https://*.com/*"'],
-    [{ customVerificationUrl: 'ftp://example.com/verify' }, 'customVerificationUrl: must be an absolute http(s) URL'],
+    [
+      { customVerificationUrl: 'ftp://example.com/verify' },
+      'customVerificationUrl: must be an absolute http(s) URL',
+    ],
     [{ autoCreateCustomer: null }, 'autoCreateCustomer:'],
   ])('refuses %j with a message naming the field', async (input, message) => {
     const { appId } = await server.createApp();

@@ -47,7 +47,11 @@ describe('REST error mapping', () => {
     const { app, lines } = appThrowing(SQL_BUG);
     const res = await request(app).get('/boom');
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ statusCode: 500, message: 'Internal server error', error: 'Internal Server Error' });
+    expect(res.body).toEqual({
+      statusCode: 500,
+      message: 'Internal server error',
+      error: 'Internal Server Error',
+    });
     expect(res.text).not.toMatch(/insert|constraint|\/work\/|\.ts:|at /);
     const logged = lines.find((l) => l.msg === 'unhandled error');
     expect(logged.req.id).toBe('req-42');
