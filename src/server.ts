@@ -92,6 +92,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         closing ??= (async () => {
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
+          await services.entitlements.close();
           await ormRef.close(true);
           mailer.close();
           await database.embedded?.stop();

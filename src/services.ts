@@ -32,7 +32,7 @@ export function createServices(deps: Deps): Services {
   return {
     apps: new AppsService(deps.orm),
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
-    entitlements: new EntitlementsService(deps.orm),
+    entitlements: new EntitlementsService(deps.orm, deps.logger),
     sessions: new SessionsService(deps.orm, deps.clock),
   };
 }

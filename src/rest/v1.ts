@@ -1,11 +1,13 @@
 import { Router } from 'express';
+import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import type { Services } from '../services.js';
 
 /**
  * Every `/v1` path of the REST facade, mounted in one place so any endpoint is found from here.
  * Routes are thin: parse → service → presenter.
  */
-export function v1Router(_services: Services): Router {
+export function v1Router(services: Services): Router {
   const router = Router();
+  router.use(entitlementsRouter(services));
   return router;
 }
