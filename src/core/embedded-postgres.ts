@@ -139,6 +139,25 @@ async function runningPort(dir: string): Promise<number | undefined> {
   }
 }
 
+/**
+ * As root, the server runs as `postgres`, which must be able to reach both the binaries (under
+ * node_modules) and the data directory. A checkout inside a private home directory fails here with a
+ * message that says what to do, instead of an obscure initdb error.
+ */
+async function assertReachableAs(ids: { uid: number; gid: number }, binary: string, dataParent: string) {
+  const check = await run(
+    '/bin/sh',
+    ['-c', 'test -x "$1" && test -d "$2" && test -x "$2"', 'sh', binary, dataParent],
+    ids,
+  );
+  if (check.code !== 0) {
+    throw new Error(
+      `Running as root, PostgreSQL runs as the "postgres" user, which cannot reach ${binary} or ${dataParent}. ` +
+        'Move the checkout to a directory other users can read (e.g. not under /root), or set DATABASE_URL.',
+    );
+  }
+}
+
 export interface EmbeddedPostgresOptions {
   /** Cluster directory; created and initialised on first use, reused afterwards. */
   readonly dir: string;
@@ -152,6 +171,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const ids = runAsIds();
   const passwordFile = `${dir}.password`;
   await mkdir(path.dirname(dir), { recursive: true });
+  if (ids) await assertReachableAs(ids, bins.postgres, path.dirname(dir));
 
   if (!existsSync(path.join(dir, 'PG_VERSION'))) {
     const password = randomSecret('', 24);
