@@ -9,11 +9,14 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { pinoHttp } from 'pino-http';
 import { redactUrl } from './core/logger.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
-import type { GraphQLContext } from './graphql/context.js';
+import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
+import { graphiqlRouter } from './graphql/graphiql.js';
+import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
 import { getSchema } from './graphql/schema.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
+import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
@@ -29,8 +32,8 @@ export const BODY_LIMIT = '100kb';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * The HTTP application: request id + log → unit of work → credentials → routes (/v1, /graphql) → error
- * envelope. Returned with a `stop` that drains GraphQL; the caller owns the listening server.
+ * The HTTP application: request id + log → unit of work → credentials → rate limit → body → routes (/v1,
+ * /graphql) → error envelope. Returned with a `stop` that drains GraphQL; the caller owns the listening server.
  */
 export async function createHttpApp(
   deps: Deps,
@@ -72,7 +75,7 @@ export async function createHttpApp(
     app.use('/dev', devMailboxRouter(deps.mailer));
   }
 
-  app.use(express.json({ limit: BODY_LIMIT }));
+  if (deps.config.graphql.graphiql) app.use(graphiqlRouter());
 
   // One EntityManager fork per request, for REST and GraphQL alike.
   app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
@@ -80,12 +83,18 @@ export async function createHttpApp(
   app.use(async (req: Request, _res: Response, next: NextFunction) => {
     try {
       req.principal = await services.credentials.resolve(req.headers.authorization);
-      next();
     } catch (error) {
+      // Answered (401) by the rate-limit middleware once counted, so a 401 carries the limit headers too.
       req.principal = ANONYMOUS;
-      next(error);
+      req.credentialError = error;
     }
+    next();
   });
+
+  app.use(rateLimitMiddleware(services.rateLimits));
+
+  // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
+  app.use(express.json({ limit: BODY_LIMIT }));
 
   app.use('/v1', v1Router(services));
 
@@ -96,18 +105,18 @@ export async function createHttpApp(
     includeStacktraceInErrorResponses: false,
     // The process owns signal handling (src/main.ts): drain HTTP first, then stop the database.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginLandingPageDisabled()],
+    validationRules: [depthLimitRule()],
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      ApolloServerPluginLandingPageDisabled(),
+      complexityLimitPlugin(),
+    ],
   });
   await apollo.start();
   app.use(
     '/graphql',
     expressMiddleware(apollo, {
-      context: async ({ req }) => ({
-        principal: req.principal,
-        services,
-        requestId: String(req.id),
-        log: req.log,
-      }),
+      context: async ({ req }) => createGraphQLContext(req, services, deps.orm),
     }),
   );
 

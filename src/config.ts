@@ -21,7 +21,13 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
   readonly adminToken: string | undefined;
-  readonly rateLimits: { readonly apiKey: number; readonly session: number; readonly publicIp: number };
+  readonly rateLimits: {
+    readonly apiKey: number;
+    readonly session: number;
+    readonly publicIp: number;
+    /** Prefix of the counters' keys, so several deployments can share one Redis. */
+    readonly keyPrefix: string;
+  };
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
   readonly logLevel: string;
 }
@@ -61,6 +67,7 @@ const envSchema = z.object({
   RATE_LIMIT_API_KEY: positive.default(1000),
   RATE_LIMIT_SESSION: positive.default(100),
   RATE_LIMIT_PUBLIC_IP: positive.default(60),
+  RATE_LIMIT_KEY_PREFIX: z.string().min(1).default('tollgate:rl'),
   GRAPHQL_INTROSPECTION: flag.optional(),
   GRAPHIQL: flag.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -108,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiKey: e.RATE_LIMIT_API_KEY,
       session: e.RATE_LIMIT_SESSION,
       publicIp: e.RATE_LIMIT_PUBLIC_IP,
+      keyPrefix: e.RATE_LIMIT_KEY_PREFIX,
     },
     graphql: {
       introspection: e.GRAPHQL_INTROSPECTION ?? !production,

@@ -8,6 +8,7 @@ import { DomainError } from './core/errors.js';
 import { createLogger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { createMailer } from './modules/email/email.js';
+import { MemoryRateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { openDatabase, type RunningServer, startServer } from './server.js';
 import { createServices } from './services.js';
 
@@ -81,6 +82,8 @@ async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>)
       logger,
       adminToken: config.adminToken ?? '',
       mailer: createMailer(config, logger),
+      // One-shot commands serve no HTTP requests: nothing to count.
+      rateLimitStore: new MemoryRateLimitStore(config.rateLimits.keyPrefix),
     });
     return await withContext(orm, () => fn(services));
   } finally {

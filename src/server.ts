@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { randomSecret } from './core/tokens.js';
 import { createMailer } from './modules/email/email.js';
+import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { createServices, type Deps, type Services } from './services.js';
 
 export interface RunningServer {
@@ -60,6 +61,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = options.logger ?? createLogger(config.logLevel);
   const database = await openDatabase(config, logger);
   let orm: Orm | undefined;
+  let rateLimitStore: RateLimitStore | undefined;
   try {
     orm = await connect(database.url);
     const applied = await migrate(orm);
@@ -67,7 +69,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     const adminToken = await resolveAdminToken(config);
     const mailer = createMailer(config, logger);
-    const deps: Deps = { config, orm, clock: options.clock ?? systemClock, logger, adminToken, mailer };
+    rateLimitStore = await createRateLimitStore({
+      redisUrl: config.redisUrl,
+      keyPrefix: config.rateLimits.keyPrefix,
+      logger,
+    });
+    const deps: Deps = {
+      config,
+      orm,
+      clock: options.clock ?? systemClock,
+      logger,
+      adminToken,
+      mailer,
+      rateLimitStore,
+    };
     const services = createServices(deps);
     const seedDemo = options.seedDemo ?? !config.production;
     const demo = seedDemo ? await seedDemoApp(orm, services) : undefined;
@@ -81,6 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     let closing: Promise<void> | undefined;
     const ormRef = orm;
+    const storeRef = rateLimitStore;
     return {
       url,
       port,
@@ -93,6 +109,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
           await services.entitlements.close();
+          await storeRef.close();
           await ormRef.close(true);
           mailer.close();
           await database.embedded?.stop();
@@ -101,6 +118,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       },
     };
   } catch (error) {
+    await rateLimitStore?.close().catch(() => undefined);
     await orm?.close(true).catch(() => undefined);
     await database.embedded?.stop().catch(() => undefined);
     throw error;

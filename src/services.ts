@@ -5,6 +5,7 @@ import type { Mailer } from './modules/email/mailer.js';
 import type { Config } from './config.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
+import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
 
@@ -25,14 +26,26 @@ export interface Services {
   readonly apps: AppsService;
   readonly credentials: CredentialsService;
   readonly entitlements: EntitlementsService;
+  readonly magicLinks: MagicLinksService;
   readonly sessions: SessionsService;
 }
 
 export function createServices(deps: Deps): Services {
+  const entitlements = new EntitlementsService(deps.orm, deps.logger);
+  const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
   return {
     apps: new AppsService(deps.orm),
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
-    entitlements: new EntitlementsService(deps.orm, deps.logger),
-    sessions: new SessionsService(deps.orm, deps.clock),
+    entitlements,
+    magicLinks: new MagicLinksService({
+      orm: deps.orm,
+      clock: deps.clock,
+      logger: deps.logger,
+      mailer: deps.mailer,
+      publicBaseUrl: deps.config.publicBaseUrl,
+      sessions,
+      entitlements,
+    }),
+    sessions,
   };
 }

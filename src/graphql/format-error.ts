@@ -38,6 +38,9 @@ const CLIENT_ERROR_CODES = new Set([
   'PERSISTED_QUERY_NOT_SUPPORTED',
   'OPERATION_RESOLUTION_FAILURE',
   'BAD_REQUEST',
+  // Tollgate's own limits (src/graphql/hardening.ts).
+  'QUERY_TOO_DEEP',
+  'QUERY_TOO_COMPLEX',
 ]);
 
 /**

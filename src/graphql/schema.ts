@@ -1,9 +1,10 @@
 import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AppsResolver } from '../modules/apps/apps.resolver.js';
+import { AuthResolver } from '../modules/auth/auth.resolver.js';
 
 /** Every resolver of the API. A new module adds its resolver here. */
-export const RESOLVERS: NonEmptyArray<Function> = [AppsResolver];
+export const RESOLVERS: NonEmptyArray<Function> = [AppsResolver, AuthResolver];
 
 let cached: Promise<GraphQLSchema> | undefined;
 

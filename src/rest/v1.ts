@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { authRouter } from '../modules/auth/auth.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import type { Services } from '../services.js';
 
@@ -8,6 +9,7 @@ import type { Services } from '../services.js';
  */
 export function v1Router(services: Services): Router {
   const router = Router();
+  router.use(authRouter(services));
   router.use(entitlementsRouter(services));
   return router;
 }

@@ -41,6 +41,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     HOST: '127.0.0.1',
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Every test request comes from 127.0.0.1, so a file's unauthenticated requests share one per-IP budget.
+    // The real default (60) is exercised by test/integration/rate-limits.test.ts, which sets it.
+    RATE_LIMIT_PUBLIC_IP: '100000',
     ...options.env,
   });
   const server = await startServer(config, {

@@ -38,10 +38,13 @@ function glob(text: string, star: string): RegExp {
 /** Parses one pattern line, or throws InvalidPatternError saying what is wrong with it. */
 export function parseCallbackPattern(line: string): CallbackPattern {
   const source = line.trim();
-  if (/[\s\\]/.test(source)) throw new InvalidPatternError(`"${source}": whitespace and backslashes are not allowed`);
+  if (/[\s\\]/.test(source))
+    throw new InvalidPatternError(`"${source}": whitespace and backslashes are not allowed`);
   const shape = PATTERN_SHAPE.exec(source);
   if (!shape) {
-    throw new InvalidPatternError(`"${source}": must look like https://host/path (scheme http or https, no fragment)`);
+    throw new InvalidPatternError(
+      `"${source}": must look like https://host/path (scheme http or https, no fragment)`,
+    );
   }
   const [, schemeRaw, hostRaw, portRaw, pathRaw] = shape;
   const scheme = schemeRaw!.toLowerCase() as 'http' | 'https';
@@ -83,10 +86,34 @@ export function parseCallbackPatterns(text: string): CallbackPattern[] {
     .map(parseCallbackPattern);
 }
 
+/**
+ * The patterns of a stored setting, for matching. Settings are validated when saved; a line that a
+ * later, stricter rule no longer accepts is skipped, so it allows nothing rather than failing logins.
+ */
+export function parseStoredCallbackPatterns(text: string): CallbackPattern[] {
+  return text.split(/\r?\n/).flatMap((line) => {
+    if (line.trim() === '') return [];
+    try {
+      return [parseCallbackPattern(line)];
+    } catch (error) {
+      if (error instanceof InvalidPatternError) return [];
+      throw error;
+    }
+  });
+}
+
+/** Backslashes, whitespace and control characters are normalised away by URL parsers in ways browsers differ on. */
+function hasAmbiguousCharacters(text: string): boolean {
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (code <= 0x20 || code === 0x7f || ch === '\\') return true;
+  }
+  return /\s/u.test(text);
+}
+
 /** Parses a candidate redirect URL strictly; undefined when it is not a plain absolute http(s) URL. */
 function parseCandidate(candidate: string): URL | undefined {
-  // Backslashes and control characters are normalised away by URL parsers in ways browsers differ on.
-  if (/[\\\s\u0000-\u001f\u007f]/.test(candidate)) return undefined;
+  if (hasAmbiguousCharacters(candidate)) return undefined;
   if (!/^https?:\/\//i.test(candidate)) return undefined;
   let url: URL;
   try {
@@ -97,11 +124,6 @@ function parseCandidate(candidate: string): URL | undefined {
   if (url.username !== '' || url.password !== '') return undefined;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   return url;
-}
-
-export function isLocalhostUrl(candidate: string): boolean {
-  const url = parseCandidate(candidate);
-  return url !== undefined && url.protocol === 'http:' && url.hostname === 'localhost';
 }
 
 /** Whether `candidate` may be used as a redirect target given the app's patterns. */

@@ -1,9 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { NotFoundError } from '../../core/errors.js';
+import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { type OrgRole, type Principal, requireSession } from '../../core/principal.js';
 import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/tokens.js';
+import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
+import { appIdSchema } from '../apps/apps.schemas.js';
+import { Customer } from '../customers/customer.entity.js';
+import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import { Session } from './session.entity.js';
 
 export interface IssueSessionInput {
@@ -19,14 +24,23 @@ export interface IssuedSession {
   readonly session: Session;
 }
 
+/** What a session token stands for: the interface's Session object, before presentation. */
+export interface SessionView {
+  readonly customer: Customer;
+  readonly entitlements: Entitlements;
+  readonly organizationId?: string;
+  readonly orgRole?: OrgRole;
+}
+
 /**
- * Customer sessions: issuing `tg_st_…` tokens and ending them. Resolving a token into a Principal is
- * CredentialsService's job; this service owns the rows.
+ * Customer sessions: issuing `tg_st_…` tokens, describing and ending them. Resolving a token into a
+ * Principal is CredentialsService's job; this service owns the rows.
  */
 export class SessionsService {
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
+    private readonly entitlements: EntitlementsService,
   ) {}
 
   /**
@@ -50,5 +64,47 @@ export class SessionsService {
     });
     await em.flush();
     return { token, session };
+  }
+
+  /**
+   * The calling session of app `appId`: its customer and the entitlements of its context (the
+   * organization's after a switch). An API key → 403; a session token of another app → 401.
+   */
+  async getSession(principal: Principal, appId: string): Promise<SessionView> {
+    const app = await this.appOrFail(appId);
+    const session = requireSession(principal);
+    if (session.appId !== app.id)
+      throw new UnauthorizedError('The session token does not belong to this app');
+    const customer = await this.orm.em.findOneOrFail(Customer, { id: session.customerId, app: app.id });
+    if (session.organizationId !== undefined) {
+      return {
+        customer,
+        entitlements: await this.entitlements.resolve({
+          appId: app.id,
+          organizationId: session.organizationId,
+        }),
+        organizationId: session.organizationId,
+        orgRole: session.orgRole,
+      };
+    }
+    return {
+      customer,
+      entitlements: await this.entitlements.resolve({ appId: app.id, customerId: customer.id }),
+    };
+  }
+
+  /** Ends the calling session at once (logout); its token is refused from now on. */
+  async revokeSession(principal: Principal): Promise<void> {
+    const session = requireSession(principal);
+    await this.orm.em.execute('update session set revoked_at = ? where id = ? and revoked_at is null', [
+      this.clock.now(),
+      session.sessionId,
+    ]);
+  }
+
+  private async appOrFail(appId: string): Promise<App> {
+    const app = await this.orm.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    if (!app) throw new NotFoundError('App', appId);
+    return app;
   }
 }

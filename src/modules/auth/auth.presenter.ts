@@ -1,0 +1,58 @@
+import type { Customer, Metadata } from '../customers/customer.entity.js';
+import type { Entitlements } from '../entitlements/entitlements.service.js';
+import type { VerifiedLogin } from './magic-links.service.js';
+import type { SessionView } from './sessions.service.js';
+
+/** The customer as a session shows it: `{id, email, name, metadata}`. */
+export interface SessionCustomerJson {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string | null;
+  readonly metadata: Metadata;
+}
+
+export interface EntitlementsJson {
+  readonly planName: string | null;
+  readonly features: Record<string, unknown>;
+}
+
+/** The interface's Session object; `organizationId` and `orgRole` only in an organization context. */
+export interface SessionJson {
+  readonly customer: SessionCustomerJson;
+  readonly entitlements: EntitlementsJson;
+  readonly organizationId?: string;
+  readonly orgRole?: string;
+}
+
+/** The interface's verify result. */
+export interface VerifyResultJson {
+  readonly sessionToken: string;
+  readonly customer: SessionCustomerJson;
+  readonly entitlements: EntitlementsJson;
+}
+
+export function presentSessionCustomer(customer: Customer): SessionCustomerJson {
+  return { id: customer.id, email: customer.email, name: customer.name, metadata: customer.metadata };
+}
+
+export function presentEntitlements(entitlements: Entitlements): EntitlementsJson {
+  return { planName: entitlements.planName, features: { ...entitlements.features } };
+}
+
+export function presentSession(view: SessionView): SessionJson {
+  const base = {
+    customer: presentSessionCustomer(view.customer),
+    entitlements: presentEntitlements(view.entitlements),
+  };
+  return view.organizationId === undefined
+    ? base
+    : { ...base, organizationId: view.organizationId, orgRole: view.orgRole };
+}
+
+export function presentVerifyResult(login: VerifiedLogin): VerifyResultJson {
+  return {
+    sessionToken: login.sessionToken,
+    customer: presentSessionCustomer(login.customer),
+    entitlements: presentEntitlements(login.entitlements),
+  };
+}

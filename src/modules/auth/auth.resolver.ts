@@ -1,0 +1,48 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { GraphQLContext } from '../../graphql/context.js';
+import { SessionType, VerifyMagicLinkPayload } from './auth.type.js';
+
+/** Customer login and sessions over the same core as `/v1/apps/:appId/auth/…`. */
+@Resolver()
+export class AuthResolver {
+  @Mutation(() => Boolean, {
+    description:
+      'E-mails a single-use login link leading to redirectUrl (which must match an allowed callback URL). ' +
+      'Answers true whether or not the address belongs to a customer.',
+  })
+  async requestMagicLink(
+    @Arg('appId', () => ID) appId: string,
+    @Arg('email') email: string,
+    @Arg('redirectUrl') redirectUrl: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<boolean> {
+    await ctx.services.magicLinks.requestMagicLink(ctx.principal, appId, { email, redirectUrl });
+    return true;
+  }
+
+  @Mutation(() => VerifyMagicLinkPayload, {
+    description: 'Exchanges a magic-link token (once) for a session',
+  })
+  async verifyMagicLink(
+    @Arg('appId', () => ID) appId: string,
+    @Arg('token') token: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<VerifyMagicLinkPayload> {
+    return VerifyMagicLinkPayload.from(
+      await ctx.services.magicLinks.verifyMagicLink(ctx.principal, appId, { token }),
+    );
+  }
+
+  @Query(() => SessionType, { description: 'The calling customer session (session token of this app only)' })
+  async session(@Arg('appId', () => ID) appId: string, @Ctx() ctx: GraphQLContext): Promise<SessionType> {
+    return SessionType.from(await ctx.services.sessions.getSession(ctx.principal, appId));
+  }
+
+  @Mutation(() => Boolean, {
+    description: 'Ends the calling customer session; its token is refused from now on',
+  })
+  async revokeSession(@Ctx() ctx: GraphQLContext): Promise<boolean> {
+    await ctx.services.sessions.revokeSession(ctx.principal);
+    return true;
+  }
+}

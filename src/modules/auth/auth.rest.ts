@@ -1,0 +1,41 @@
+import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { Services } from '../../services.js';
+import { presentSession, presentVerifyResult } from './auth.presenter.js';
+
+/**
+ * Login answers carry secrets (the token in the redirect, the session token in the body): never cached,
+ * and never passed on in a Referer header by the page the browser lands on.
+ */
+function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  next();
+}
+
+/** `/v1/apps/:appId/auth/…`: customer login by magic link, and the session lookup. */
+export function authRouter(services: Services): Router {
+  const router = Router();
+  router.use('/apps/:appId/auth', noStore);
+
+  router.post('/apps/:appId/auth/magic-link', async (req, res) => {
+    await services.magicLinks.requestMagicLink(req.principal, req.params.appId, req.body);
+    res.json({ success: true });
+  });
+
+  router.get('/apps/:appId/auth/verify', async (req, res) => {
+    const target = await services.magicLinks.openMagicLink(req.principal, req.params.appId, req.query);
+    res.redirect(302, target);
+  });
+
+  router.post('/apps/:appId/auth/verify', async (req, res) => {
+    const login = await services.magicLinks.verifyMagicLink(req.principal, req.params.appId, req.body);
+    res.json(presentVerifyResult(login));
+  });
+
+  router.get('/apps/:appId/auth/session', async (req, res) => {
+    const session = await services.sessions.getSession(req.principal, req.params.appId);
+    res.json(presentSession(session));
+  });
+
+  return router;
+}

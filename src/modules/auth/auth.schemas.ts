@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+export const EMAIL_MAX_LENGTH = 254;
+export const REDIRECT_URL_MAX_LENGTH = 2048;
+/** Longer than any token Tollgate issues; anything longer is not worth a database lookup. */
+const TOKEN_MAX_LENGTH = 512;
+
+/**
+ * One plain address: zod's conservative e-mail grammar (ASCII dot-atom local part, dotted domain) turns
+ * away lists (`a@x.com,b@y.com`), quoted local parts, display names, full-width `＠`, CR/LF and markup
+ * before anything reaches the mailer, so a message can only ever have this one recipient.
+ */
+export const loginEmailSchema = z
+  .string()
+  .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
+  .pipe(z.email('must be a valid e-mail address'));
+
+export const requestMagicLinkSchema = z.strictObject({
+  email: loginEmailSchema,
+  redirectUrl: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(REDIRECT_URL_MAX_LENGTH, `must be at most ${REDIRECT_URL_MAX_LENGTH} characters`),
+});
+export type RequestMagicLinkInput = z.infer<typeof requestMagicLinkSchema>;
+
+const token = z.string().min(1, 'must not be empty').max(TOKEN_MAX_LENGTH, 'is not a valid token');
+
+export const verifyMagicLinkSchema = z.strictObject({ token });
+export type VerifyMagicLinkInput = z.infer<typeof verifyMagicLinkSchema>;
+
+/** The e-mailed link: it must ask for the redirect, since this form never consumes the token. */
+export const openMagicLinkSchema = z.object({
+  token,
+  redirect: z.literal('true', {
+    error: 'must be true (to verify a token without redirecting, POST it to …/auth/verify)',
+  }),
+});
+export type OpenMagicLinkInput = z.infer<typeof openMagicLinkSchema>;

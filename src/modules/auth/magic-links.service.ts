@@ -1,0 +1,212 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../../core/clock.js';
+import { NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { Logger } from '../../core/logger.js';
+import type { Principal } from '../../core/principal.js';
+import { hashSecret, randomSecret } from '../../core/tokens.js';
+import { parseInput } from '../../core/validation.js';
+import { App } from '../apps/app.entity.js';
+import { appIdSchema } from '../apps/apps.schemas.js';
+import { Customer } from '../customers/customer.entity.js';
+import type { Mailer } from '../email/mailer.js';
+import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
+import { openMagicLinkSchema, requestMagicLinkSchema, verifyMagicLinkSchema } from './auth.schemas.js';
+import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from './callback-url.js';
+import { magicLinkEmail } from './magic-link-email.js';
+import { MagicLinkToken } from './magic-link-token.entity.js';
+import type { SessionsService } from './sessions.service.js';
+
+/** Recognisable in a leaked URL or a secret scanner; the 256 random bits follow. */
+export const MAGIC_LINK_TOKEN_PREFIX = 'tg_ml_';
+
+/** At most LIMIT links per e-mail address (per app) in any WINDOW. */
+export const MAGIC_LINK_LIMIT = 5;
+export const MAGIC_LINK_WINDOW_MS = 15 * 60 * 1000;
+
+const INVALID_TOKEN = 'Invalid, used or expired magic link token';
+
+export interface VerifiedLogin {
+  readonly sessionToken: string;
+  readonly customer: Customer;
+  readonly entitlements: Entitlements;
+}
+
+export interface MagicLinksDeps {
+  readonly orm: MikroORM;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly mailer: Mailer;
+  /** Links in e-mails are built from this alone, never from request headers. */
+  readonly publicBaseUrl: string;
+  readonly sessions: SessionsService;
+  readonly entitlements: EntitlementsService;
+}
+
+/**
+ * Passwordless login: e-mailing single-use links, opening them (redirect to the app's callback), and
+ * exchanging a token for a customer session. The endpoints are public: the app id in the path names
+ * the app, and whoever holds the e-mailed token is the customer.
+ */
+export class MagicLinksService {
+  constructor(private readonly deps: MagicLinksDeps) {}
+
+  private get em() {
+    return this.deps.orm.em;
+  }
+
+  /**
+   * Sends a login link to `email` that leads to `redirectUrl`. Answers the same way whether or not the
+   * address belongs to a customer; with `autoCreateCustomer` an unknown address becomes one. The mail
+   * goes out after the commit and off the request path, so response time does not reveal whether a
+   * message was sent.
+   */
+  async requestMagicLink(_principal: Principal, appId: string, input: unknown): Promise<void> {
+    const app = await this.appOrFail(appId);
+    const { email, redirectUrl } = parseInput(requestMagicLinkSchema, input);
+    if (!isAllowedCallbackUrl(redirectUrl, parseStoredCallbackPatterns(app.allowedCallbackUrls))) {
+      throw new ValidationError('redirectUrl: does not match any allowed callback URL of this app', {
+        fields: ['redirectUrl'],
+      });
+    }
+    const emailLower = email.toLowerCase();
+    const now = this.deps.clock.now();
+    const windowStart = new Date(now.getTime() - MAGIC_LINK_WINDOW_MS);
+
+    const outgoing = await this.em.transactional(async (em) => {
+      // Serialises requests for one address, so the count below cannot be raced past the limit.
+      await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
+        `magic-link:${app.id}:${emailLower}`,
+      ]);
+      await em.execute(
+        'delete from magic_link_request where app_id = ? and email_lower = ? and created_at <= ?',
+        [app.id, emailLower, windowStart],
+      );
+      const [recent] = await em.execute<{ count: number; oldest: Date | null }[]>(
+        'select count(*)::int as count, min(created_at) as oldest from magic_link_request where app_id = ? and email_lower = ?',
+        [app.id, emailLower],
+      );
+      if (recent && recent.count >= MAGIC_LINK_LIMIT) {
+        const reopensAt = new Date(recent.oldest!).getTime() + MAGIC_LINK_WINDOW_MS;
+        throw new RateLimitedError(
+          'Too many magic links requested for this e-mail address, try again later',
+          Math.max(1, Math.ceil((reopensAt - now.getTime()) / 1000)),
+        );
+      }
+      await em.execute('insert into magic_link_request (app_id, email_lower, created_at) values (?, ?, ?)', [
+        app.id,
+        emailLower,
+        now,
+      ]);
+
+      let customer = await em.findOne(Customer, { app: app.id, emailLower });
+      if (!customer) {
+        if (!app.autoCreateCustomer) return undefined;
+        customer = em.create(Customer, {
+          id: newId('cus'),
+          app,
+          email,
+          emailLower,
+          createdAt: now,
+          updatedAt: now,
+        });
+      }
+      const token = randomSecret(MAGIC_LINK_TOKEN_PREFIX);
+      em.create(MagicLinkToken, {
+        id: newId('mlt'),
+        app,
+        customer,
+        emailLower,
+        tokenHash: hashSecret(token),
+        redirectUrl,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + app.magicLinkExpiryMinutes * 60_000),
+      });
+      return { to: customer.email, token };
+    });
+
+    if (outgoing) {
+      const message = magicLinkEmail({
+        to: outgoing.to,
+        appName: app.name,
+        link: this.linkFor(app, outgoing.token),
+        expiryMinutes: app.magicLinkExpiryMinutes,
+      });
+      this.deps.mailer.send(message).catch((error: unknown) => {
+        // The error names the server and the recipient at most; the body (and its token) is not logged.
+        this.deps.logger.error(
+          { err: { message: error instanceof Error ? error.message : String(error) }, appId: app.id },
+          'magic-link e-mail could not be sent',
+        );
+      });
+    }
+  }
+
+  /**
+   * The e-mailed link (`GET …/auth/verify?token=…&redirect=true`): checks the token without consuming
+   * it — mail scanners open links too — and returns the callback URL with `token` added.
+   */
+  async openMagicLink(_principal: Principal, appId: string, query: unknown): Promise<string> {
+    const app = await this.appOrFail(appId);
+    const { token } = parseInput(openMagicLinkSchema, query);
+    const link = await this.em.findOne(MagicLinkToken, {
+      tokenHash: hashSecret(token),
+      app: app.id,
+      consumedAt: null,
+      expiresAt: { $gt: this.deps.clock.now() },
+    });
+    if (!link) throw new UnauthorizedError(INVALID_TOKEN);
+    // Patterns may have been narrowed since the link was sent: the current list decides.
+    if (!isAllowedCallbackUrl(link.redirectUrl, parseStoredCallbackPatterns(app.allowedCallbackUrls))) {
+      throw new ValidationError('The redirect URL of this link is no longer allowed by the app');
+    }
+    const target = new URL(link.redirectUrl);
+    target.searchParams.set('token', token);
+    return target.toString();
+  }
+
+  /**
+   * Exchanges a token for a session. Consumption is one conditional UPDATE, so of two racing requests
+   * exactly one succeeds; a bad, used or expired token is refused.
+   */
+  async verifyMagicLink(_principal: Principal, appId: string, input: unknown): Promise<VerifiedLogin> {
+    const app = await this.appOrFail(appId);
+    const { token } = parseInput(verifyMagicLinkSchema, input);
+    const now = this.deps.clock.now();
+    return this.em.transactional(async (em) => {
+      const [consumed] = await em.execute<{ customer_id: string }[]>(
+        `update magic_link_token set consumed_at = ?
+          where token_hash = ? and app_id = ? and consumed_at is null and expires_at > ?
+          returning customer_id`,
+        [now, hashSecret(token), app.id, now],
+      );
+      if (!consumed) throw new UnauthorizedError(INVALID_TOKEN);
+      const customer = await em.findOneOrFail(Customer, { id: consumed.customer_id, app: app.id });
+      const { token: sessionToken } = await this.deps.sessions.issue({
+        appId: app.id,
+        customerId: customer.id,
+      });
+      const entitlements = await this.deps.entitlements.resolve({ appId: app.id, customerId: customer.id });
+      return { sessionToken, customer, entitlements };
+    });
+  }
+
+  private linkFor(app: App, token: string): string {
+    if (app.customVerificationUrl) {
+      const url = new URL(app.customVerificationUrl);
+      url.searchParams.set('token', token);
+      url.searchParams.set('appId', app.id);
+      return url.toString();
+    }
+    const url = new URL(`${this.deps.publicBaseUrl}/v1/apps/${encodeURIComponent(app.id)}/auth/verify`);
+    url.searchParams.set('token', token);
+    url.searchParams.set('redirect', 'true');
+    return url.toString();
+  }
+
+  private async appOrFail(appId: string): Promise<App> {
+    const app = await this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    if (!app) throw new NotFoundError('App', appId);
+    return app;
+  }
+}

@@ -1,0 +1,15 @@
+import type { FieldLimit } from './rate-limits.service.js';
+
+/**
+ * Per-caller budgets of the GraphQL operations that cost money, send e-mail or invite guessing, on
+ * top of the per-request budget. Keyed by root field name (Query or Mutation); a field added later
+ * under one of these names is limited without further wiring.
+ */
+export const FIELD_LIMITS: Readonly<Record<string, FieldLimit>> = {
+  // Each call may send an e-mail.
+  requestMagicLink: { max: 10, window: '1m' },
+  // Each call creates a session at the payment provider.
+  createCheckoutSession: { max: 20, window: '1m' },
+  // Coupon codes are guessable: bound how fast they can be tried.
+  validateCoupon: { max: 20, window: '1m' },
+};

@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+import { withContext } from '../../src/core/db.js';
+import { ADMIN } from '../../src/core/principal.js';
+import type { TestServer } from './server.js';
+
+/** Creates an app through the core (as the admin CLI does); returns its id and first API key. */
+export async function createAuthApp(
+  server: TestServer,
+  settings: Record<string, unknown> = {},
+): Promise<{ appId: string; apiKey: string }> {
+  const { app, apiKey } = await withContext(server.deps.orm, () =>
+    server.services.apps.createApp(ADMIN, { name: `auth-${randomBytes(4).toString('hex')}`, ...settings }),
+  );
+  return { appId: app.id, apiKey: apiKey.secret };
+}
+
+/** A fresh address for each test, so per-e-mail limits never carry over. */
+export function uniqueEmail(label = 'user'): string {
+  return `${label}-${randomBytes(6).toString('hex')}@example.com`;
+}
+
+/** Public auth endpoints are limited per client IP; tests all come from 127.0.0.1. */
+export const AUTH_TEST_ENV = { RATE_LIMIT_PUBLIC_IP: '100000' } as const;
