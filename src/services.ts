@@ -8,6 +8,8 @@ import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
+import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
+import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
 
 /** Everything the core needs from outside, created once per process. */
 export interface Deps {
@@ -19,6 +21,8 @@ export interface Deps {
   readonly mailer: Mailer;
   /** The operator credential (from ADMIN_TOKEN, or generated in development). */
   readonly adminToken: string;
+  /** Request counters: in this process, or in Redis (REDIS_URL) shared by every instance. */
+  readonly rateLimitStore: RateLimitStore;
 }
 
 /** The core services, shared by the REST and GraphQL transports. */
@@ -27,6 +31,7 @@ export interface Services {
   readonly credentials: CredentialsService;
   readonly entitlements: EntitlementsService;
   readonly magicLinks: MagicLinksService;
+  readonly rateLimits: RateLimitsService;
   readonly sessions: SessionsService;
 }
 
@@ -46,6 +51,7 @@ export function createServices(deps: Deps): Services {
       sessions,
       entitlements,
     }),
+    rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
   };
 }

@@ -2,6 +2,8 @@ import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AppsResolver } from '../modules/apps/apps.resolver.js';
 import { AuthResolver } from '../modules/auth/auth.resolver.js';
+import { FIELD_LIMITS } from '../modules/rate-limits/field-limits.js';
+import { fieldRateLimits } from './field-rate-limit.middleware.js';
 
 /** Every resolver of the API. A new module adds its resolver here. */
 export const RESOLVERS: NonEmptyArray<Function> = [AppsResolver, AuthResolver];
@@ -10,6 +12,10 @@ let cached: Promise<GraphQLSchema> | undefined;
 
 /** Builds the schema once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: RESOLVERS, validate: false });
+  cached ??= buildSchema({
+    resolvers: RESOLVERS,
+    validate: false,
+    globalMiddlewares: [fieldRateLimits(FIELD_LIMITS)],
+  });
   return cached;
 }
