@@ -8,6 +8,7 @@ import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
+import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
 
@@ -31,6 +32,7 @@ export interface Services {
   readonly credentials: CredentialsService;
   readonly entitlements: EntitlementsService;
   readonly magicLinks: MagicLinksService;
+  readonly organizations: OrganizationsService;
   readonly rateLimits: RateLimitsService;
   readonly sessions: SessionsService;
 }
@@ -51,6 +53,7 @@ export function createServices(deps: Deps): Services {
       sessions,
       entitlements,
     }),
+    organizations: new OrganizationsService(deps.orm, sessions, entitlements),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
   };

@@ -2,11 +2,18 @@ import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AppsResolver } from '../modules/apps/apps.resolver.js';
 import { AuthResolver } from '../modules/auth/auth.resolver.js';
+import { EntitlementsResolver } from '../modules/entitlements/entitlements.resolver.js';
+import { OrganizationsResolver } from '../modules/organizations/organizations.resolver.js';
 import { FIELD_LIMITS } from '../modules/rate-limits/field-limits.js';
 import { fieldRateLimits } from './field-rate-limit.middleware.js';
 
 /** Every resolver of the API. A new module adds its resolver here. */
-export const RESOLVERS: NonEmptyArray<Function> = [AppsResolver, AuthResolver];
+export const RESOLVERS: NonEmptyArray<Function> = [
+  AppsResolver,
+  AuthResolver,
+  EntitlementsResolver,
+  OrganizationsResolver,
+];
 
 let cached: Promise<GraphQLSchema> | undefined;
 

@@ -1,0 +1,263 @@
+import { LockMode } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import {
+  type AppPrincipal,
+  type OrgRole,
+  type Principal,
+  requireAppPrincipal,
+  requireSession,
+} from '../../core/principal.js';
+import { parseInput } from '../../core/validation.js';
+import { App } from '../apps/app.entity.js';
+import type { SessionsService } from '../auth/sessions.service.js';
+import { Customer } from '../customers/customer.entity.js';
+import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
+import { Organization, OrganizationMember } from './organization.entity.js';
+import {
+  addMemberSchema,
+  createOrganizationSchema,
+  listOrganizationsSchema,
+  organizationIdSchema,
+  removeMemberSchema,
+  updateMemberRoleSchema,
+} from './organizations.schemas.js';
+
+/** Who acts on an organization: the app's server (API key) or a member with a role. */
+type Actor = 'apiKey' | OrgRole;
+
+export interface SwitchedSession {
+  /** The new `tg_st_…` token, in the organization context. Given out once. */
+  readonly sessionToken: string;
+  readonly organizationId: string;
+  readonly orgRole: OrgRole;
+  readonly entitlements: Entitlements;
+  readonly expiresAt: Date;
+}
+
+const canManage = (actor: Actor) => actor !== 'member';
+/** Only the app (API key) or an owner may make, unmake or remove owners. */
+const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner';
+
+/**
+ * Organizations (B2B): members share the organization's subscription. Only for apps with
+ * `organizationsEnabled` (else 403). Managed by the app's API key or by owner/admin sessions; every
+ * organization keeps at least one owner. Member changes of one organization are serialized by a row
+ * lock on it, so two concurrent demotions can never leave it without an owner.
+ */
+export class OrganizationsService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly sessions: SessionsService,
+    private readonly entitlements: EntitlementsService,
+  ) {}
+
+  private get em() {
+    return this.orm.em;
+  }
+
+  /** Creates an organization; its first owner is `ownerCustomerId` (API key) or the calling customer. */
+  async createOrganization(principal: Principal, input: unknown): Promise<Organization> {
+    const caller = await this.#callerWithOrganizations(principal);
+    const { name, metadata, ownerCustomerId } = parseInput(createOrganizationSchema, input);
+    let ownerId: string;
+    if (caller.kind === 'apiKey') {
+      if (ownerCustomerId === undefined)
+        throw new ValidationError('ownerCustomerId: is required with an API key');
+      ownerId = ownerCustomerId;
+    } else {
+      if (ownerCustomerId !== undefined) {
+        throw new ValidationError(
+          'ownerCustomerId: a session creates organizations owned by its own customer',
+        );
+      }
+      ownerId = caller.customerId;
+    }
+    const owner = await this.#customerOrFail(caller.appId, ownerId);
+    const organization = this.em.create(Organization, {
+      id: newId('org'),
+      app: caller.appId,
+      name,
+      metadata: metadata ?? {},
+    });
+    this.em.create(OrganizationMember, { id: newId('mem'), organization, customer: owner, role: 'owner' });
+    await this.em.flush();
+    return organization;
+  }
+
+  /** An organization of the app (API key) or one the calling customer belongs to; else null. */
+  async getOrganization(principal: Principal, organizationId: string): Promise<Organization | null> {
+    const caller = await this.#callerWithOrganizations(principal);
+    const id = parseInput(organizationIdSchema, organizationId);
+    if (caller.kind === 'apiKey') return this.em.findOne(Organization, { id, app: caller.appId });
+    const membership = await this.em.findOne(
+      OrganizationMember,
+      { organization: { id, app: caller.appId }, customer: caller.customerId },
+      { populate: ['organization'] },
+    );
+    return membership?.organization ?? null;
+  }
+
+  /** The organizations of a customer: `customerId` with an API key, the caller's own with a session. */
+  async listOrganizations(principal: Principal, input: unknown): Promise<Organization[]> {
+    const caller = await this.#callerWithOrganizations(principal);
+    const { customerId } = parseInput(listOrganizationsSchema, input);
+    let of: string;
+    if (caller.kind === 'apiKey') {
+      if (customerId === undefined) throw new ValidationError('customerId: is required with an API key');
+      of = (await this.#customerOrFail(caller.appId, customerId)).id;
+    } else {
+      if (customerId !== undefined && customerId !== caller.customerId) {
+        throw new NotFoundError('Customer', customerId);
+      }
+      of = caller.customerId;
+    }
+    const memberships = await this.em.find(
+      OrganizationMember,
+      { customer: of, organization: { app: caller.appId } },
+      { populate: ['organization'], orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+    return memberships.map((m) => m.organization);
+  }
+
+  /** The members of an organization the caller can see, oldest first, with their customers. */
+  async listMembers(principal: Principal, organizationId: string): Promise<OrganizationMember[]> {
+    const organization = await this.getOrganization(principal, organizationId);
+    if (!organization) throw new NotFoundError('Organization', organizationId);
+    return this.em.find(
+      OrganizationMember,
+      { organization },
+      { populate: ['customer'], orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+  }
+
+  /** Adds a customer of the app to an organization (default role `member`). */
+  async addMember(principal: Principal, input: unknown): Promise<OrganizationMember> {
+    const caller = await this.#callerWithOrganizations(principal);
+    const { organizationId, customerId, role } = parseInput(addMemberSchema, input);
+    return this.em.transactional(async (em) => {
+      const { organization, actor } = await this.#lockForChange(caller, organizationId);
+      if (role === 'owner' && !canManageOwners(actor))
+        throw new ForbiddenError('Only an owner can add an owner');
+      const customer = await this.#customerOrFail(caller.appId, customerId);
+      if (await em.findOne(OrganizationMember, { organization, customer })) {
+        throw new ConflictError(`Customer ${customerId} is already a member of this organization`);
+      }
+      const member = em.create(OrganizationMember, { id: newId('mem'), organization, customer, role });
+      await em.flush();
+      return member;
+    });
+  }
+
+  /** Changes a member's role; the last owner cannot be demoted. */
+  async updateMemberRole(principal: Principal, input: unknown): Promise<OrganizationMember> {
+    const caller = await this.#callerWithOrganizations(principal);
+    const { organizationId, customerId, role } = parseInput(updateMemberRoleSchema, input);
+    return this.em.transactional(async (em) => {
+      const { organization, actor } = await this.#lockForChange(caller, organizationId);
+      const member = await this.#memberOrFail(organization, customerId);
+      if ((member.role === 'owner' || role === 'owner') && !canManageOwners(actor)) {
+        throw new ForbiddenError('Only an owner can grant or change the owner role');
+      }
+      if (member.role === 'owner' && role !== 'owner') await this.#keepAnOwner(organization);
+      member.role = role;
+      await em.flush();
+      return member;
+    });
+  }
+
+  /** Removes a member (or lets a member leave); the last owner cannot be removed. */
+  async removeMember(principal: Principal, input: unknown): Promise<void> {
+    const caller = await this.#callerWithOrganizations(principal);
+    const { organizationId, customerId } = parseInput(removeMemberSchema, input);
+    const leaving = caller.kind === 'session' && caller.customerId === customerId;
+    await this.em.transactional(async (em) => {
+      const { organization, actor } = await this.#lockForChange(caller, organizationId, { leaving });
+      const member = await this.#memberOrFail(organization, customerId);
+      if (!leaving && member.role === 'owner' && !canManageOwners(actor)) {
+        throw new ForbiddenError('Only an owner can remove an owner');
+      }
+      if (member.role === 'owner') await this.#keepAnOwner(organization);
+      em.remove(member);
+      await em.flush();
+    });
+  }
+
+  /**
+   * A new session token for the calling customer in an organization it belongs to; its session carries
+   * `organizationId` and `orgRole`, and its entitlements are the organization's. The calling token stays
+   * valid (the client may keep it to return to its personal context).
+   */
+  async switchOrganization(principal: Principal, organizationId: string): Promise<SwitchedSession> {
+    const session = requireSession(principal);
+    await this.#callerWithOrganizations(session);
+    const id = parseInput(organizationIdSchema, organizationId);
+    const membership = await this.em.findOne(OrganizationMember, {
+      organization: { id, app: session.appId },
+      customer: session.customerId,
+    });
+    if (!membership) throw new NotFoundError('Organization', organizationId);
+    const issued = await this.sessions.issue({
+      appId: session.appId,
+      customerId: session.customerId,
+      organizationId: id,
+    });
+    return {
+      sessionToken: issued.token,
+      organizationId: id,
+      orgRole: membership.role,
+      entitlements: await this.entitlements.resolve({ appId: session.appId, organizationId: id }),
+      expiresAt: issued.session.expiresAt,
+    };
+  }
+
+  /** An API key or session of an app that has organizations enabled. */
+  async #callerWithOrganizations(principal: Principal): Promise<AppPrincipal> {
+    const caller = requireAppPrincipal(principal);
+    const app = await this.em.findOne(App, { id: caller.appId });
+    if (!app?.organizationsEnabled) throw new ForbiddenError('Organizations are not enabled for this app');
+    return caller;
+  }
+
+  /**
+   * Locks the organization for a member change and says who acts: the API key, or the calling
+   * customer's role. A customer outside the organization gets 404; a plain member 403, unless leaving.
+   */
+  async #lockForChange(
+    caller: AppPrincipal,
+    organizationId: string,
+    options: { leaving?: boolean } = {},
+  ): Promise<{ organization: Organization; actor: Actor }> {
+    const organization = await this.em.findOne(
+      Organization,
+      { id: organizationId, app: caller.appId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!organization) throw new NotFoundError('Organization', organizationId);
+    if (caller.kind === 'apiKey') return { organization, actor: 'apiKey' };
+    const own = await this.em.findOne(OrganizationMember, { organization, customer: caller.customerId });
+    if (!own) throw new NotFoundError('Organization', organizationId);
+    if (!canManage(own.role) && !options.leaving) {
+      throw new ForbiddenError('Only owners and admins can manage members');
+    }
+    return { organization, actor: own.role };
+  }
+
+  async #memberOrFail(organization: Organization, customerId: string): Promise<OrganizationMember> {
+    const member = await this.em.findOne(OrganizationMember, { organization, customer: customerId });
+    if (!member) throw new NotFoundError('Organization member', customerId);
+    return member;
+  }
+
+  async #keepAnOwner(organization: Organization): Promise<void> {
+    const owners = await this.em.count(OrganizationMember, { organization, role: 'owner' });
+    if (owners <= 1) throw new ConflictError('An organization must keep at least one owner');
+  }
+
+  async #customerOrFail(appId: string, customerId: string): Promise<Customer> {
+    const customer = await this.em.findOne(Customer, { id: customerId, app: appId });
+    if (!customer) throw new NotFoundError('Customer', customerId);
+    return customer;
+  }
+}
