@@ -7,6 +7,7 @@ import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
+import { CustomersService } from './modules/customers/customers.service.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -30,6 +31,7 @@ export interface Deps {
 export interface Services {
   readonly apps: AppsService;
   readonly credentials: CredentialsService;
+  readonly customers: CustomersService;
   readonly entitlements: EntitlementsService;
   readonly magicLinks: MagicLinksService;
   readonly organizations: OrganizationsService;
@@ -43,6 +45,7 @@ export function createServices(deps: Deps): Services {
   return {
     apps: new AppsService(deps.orm),
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
+    customers: new CustomersService(deps.orm, deps.clock),
     entitlements,
     magicLinks: new MagicLinksService({
       orm: deps.orm,

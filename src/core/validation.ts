@@ -7,7 +7,8 @@ import { ValidationError } from './errors.js';
  * Both transports call services that call this, so REST and GraphQL reject the same input alike.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input);
+  // `reportInput` puts the offending value on each issue, which tells a missing field from a mistyped one.
+  const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
   const messages = result.error.issues.map((issue) => {
     if (issue.code === 'unrecognized_keys') {

@@ -2,6 +2,7 @@ import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AppsResolver } from '../modules/apps/apps.resolver.js';
 import { AuthResolver } from '../modules/auth/auth.resolver.js';
+import { CustomersResolver } from '../modules/customers/customers.resolver.js';
 import { EntitlementsResolver } from '../modules/entitlements/entitlements.resolver.js';
 import { OrganizationsResolver } from '../modules/organizations/organizations.resolver.js';
 import { FIELD_LIMITS } from '../modules/rate-limits/field-limits.js';
@@ -11,6 +12,7 @@ import { fieldRateLimits } from './field-rate-limit.middleware.js';
 export const RESOLVERS: NonEmptyArray<Function> = [
   AppsResolver,
   AuthResolver,
+  CustomersResolver,
   EntitlementsResolver,
   OrganizationsResolver,
 ];

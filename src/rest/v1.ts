@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
+import { customersRouter } from '../modules/customers/customers.rest.js';
 import type { Services } from '../services.js';
 
 /**
@@ -10,6 +11,7 @@ import type { Services } from '../services.js';
 export function v1Router(services: Services): Router {
   const router = Router();
   router.use(authRouter(services));
+  router.use(customersRouter(services));
   router.use(entitlementsRouter(services));
   return router;
 }

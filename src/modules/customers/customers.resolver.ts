@@ -1,0 +1,47 @@
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import type { GraphQLContext } from '../../graphql/context.js';
+import { CreateCustomerInput, CustomerListType, CustomerType, UpdateCustomerInput } from './customer.type.js';
+
+/** Drops arguments that were not sent (or sent as null where the core has a default). */
+function sent(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== null));
+}
+
+/** Customers over the same core as `/v1/customers` (API key of the app only; enforced in the service). */
+@Resolver(() => CustomerType)
+export class CustomersResolver {
+  @Query(() => CustomerListType, { description: 'Newest first; `email` matches case-insensitively anywhere' })
+  async customers(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('email', () => String, { nullable: true }) email?: string | null,
+    @Arg('limit', () => Int, { nullable: true, description: 'Default 20, at most 100' }) limit?:
+      | number
+      | null,
+    @Arg('offset', () => Int, { nullable: true, description: 'Default 0' }) offset?: number | null,
+  ): Promise<CustomerListType> {
+    const page = await ctx.services.customers.listCustomers(ctx.principal, sent({ email, limit, offset }));
+    return CustomerListType.from(page);
+  }
+
+  @Query(() => CustomerType)
+  async customer(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<CustomerType> {
+    return CustomerType.from(await ctx.services.customers.getCustomer(ctx.principal, id));
+  }
+
+  @Mutation(() => CustomerType)
+  async createCustomer(
+    @Arg('input', () => CreateCustomerInput) input: CreateCustomerInput,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CustomerType> {
+    return CustomerType.from(await ctx.services.customers.createCustomer(ctx.principal, { ...input }));
+  }
+
+  @Mutation(() => CustomerType)
+  async updateCustomer(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateCustomerInput) input: UpdateCustomerInput,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CustomerType> {
+    return CustomerType.from(await ctx.services.customers.updateCustomer(ctx.principal, id, { ...input }));
+  }
+}

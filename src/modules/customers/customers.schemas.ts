@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { ValidationError } from '../../core/errors.js';
+import { paginationSchema } from '../../core/pagination.js';
+import type { Metadata } from './customer.entity.js';
+
+/** Metadata limits (Tollgate's choice; the interface shows none). */
+export const METADATA_MAX_KEYS = 50;
+export const METADATA_MAX_KEY_LENGTH = 40;
+export const METADATA_MAX_BYTES = 16 * 1024;
+
+export const EMAIL_MAX_LENGTH = 254;
+export const NAME_MAX_LENGTH = 200;
+
+/**
+ * An RFC 5322 dot-atom local part (so `+`, `%`, `_` and the like are accepted) at a DNS name of two or
+ * more labels. Quoted local parts, IP literals and non-ASCII addresses are refused.
+ */
+const EMAIL_PATTERN =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])$/;
+
+/** A customer e-mail address as every way of creating a customer should accept it. */
+export const emailSchema = z
+  .string()
+  .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
+  .regex(EMAIL_PATTERN, 'must be a valid e-mail address');
+
+const name = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`);
+
+/**
+ * A metadata object as sent: a JSON object whose keys are 1–40 characters. The copy is made with
+ * `Object.fromEntries` so that a key such as `__proto__` stays an ordinary key instead of being dropped.
+ */
+const metadata = z
+  .custom<Metadata>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+    error: 'must be an object',
+  })
+  .superRefine((value, ctx) => {
+    for (const key of Object.keys(value)) {
+      const length = [...key].length;
+      if (length === 0 || length > METADATA_MAX_KEY_LENGTH) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `keys must be 1 to ${METADATA_MAX_KEY_LENGTH} characters (got one of ${length})`,
+        });
+        return;
+      }
+    }
+  })
+  .transform((value): Metadata => Object.fromEntries(Object.entries(value)));
+
+export const createCustomerSchema = z.strictObject({
+  email: emailSchema,
+  name: name.nullable().optional(),
+  metadata: metadata.optional(),
+});
+export type CreateCustomerInput = z.infer<typeof createCustomerSchema>;
+
+export const updateCustomerSchema = z.strictObject({
+  name: name.nullable().optional(),
+  metadata: metadata.optional(),
+});
+export type UpdateCustomerInput = z.infer<typeof updateCustomerSchema>;
+
+export const listCustomersSchema = z.strictObject({
+  email: z.string().max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`).optional(),
+  ...paginationSchema,
+});
+export type ListCustomersInput = z.infer<typeof listCustomersSchema>;
+
+/**
+ * The interface's merge rule: sent keys are added or overwrite, a key sent as `null` is removed,
+ * unsent keys are kept. A create is the same merge onto an empty object.
+ */
+export function mergeMetadata(current: Metadata, patch: Metadata): Metadata {
+  const merged = new Map(Object.entries(current));
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) merged.delete(key);
+    else merged.set(key, value);
+  }
+  return Object.fromEntries(merged);
+}
+
+/** Limits apply to the stored result, so a merge that would exceed them is refused as a whole. */
+export function assertMetadataLimits(value: Metadata): void {
+  const keys = Object.keys(value).length;
+  if (keys > METADATA_MAX_KEYS) {
+    throw new ValidationError(`metadata: must have at most ${METADATA_MAX_KEYS} keys (would have ${keys})`, {
+      fields: ['metadata'],
+    });
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  if (bytes > METADATA_MAX_BYTES) {
+    throw new ValidationError(
+      `metadata: must be at most ${METADATA_MAX_BYTES} bytes as JSON (would be ${bytes})`,
+      { fields: ['metadata'] },
+    );
+  }
+}
