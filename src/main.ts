@@ -10,6 +10,7 @@ import { ADMIN } from './core/principal.js';
 import { createMailer } from './modules/email/email.js';
 import { MemoryRateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { openDatabase, type RunningServer, startServer } from './server.js';
+import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
 import { createServices } from './services.js';
 
 const USAGE = `Usage: tollgate <command> [options]
@@ -84,6 +85,7 @@ async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>)
       mailer: createMailer(config, logger),
       // One-shot commands serve no HTTP requests: nothing to count.
       rateLimitStore: new MemoryRateLimitStore(config.rateLimits.keyPrefix),
+      payments: cliPaymentProvider(config),
     });
     return await withContext(orm, () => fn(services));
   } finally {

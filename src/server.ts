@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { randomSecret } from './core/tokens.js';
 import { createMailer } from './modules/email/email.js';
+import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { createServices, type Deps, type Services } from './services.js';
 
@@ -23,6 +24,8 @@ export interface RunningServer {
   readonly services: Services;
   /** Present on the first start of a development instance only. */
   readonly demo?: { readonly appId: string; readonly apiKey: string };
+  /** Where payments go (the in-process Stripe emulator when no STRIPE_SECRET_KEY is set). */
+  readonly payments: PaymentsRuntime;
   /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>;
 }
@@ -62,6 +65,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const database = await openDatabase(config, logger);
   let orm: Orm | undefined;
   let rateLimitStore: RateLimitStore | undefined;
+  let payments: PaymentsRuntime | undefined;
   try {
     orm = await connect(database.url);
     const applied = await migrate(orm);
@@ -74,6 +78,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       keyPrefix: config.rateLimits.keyPrefix,
       logger,
     });
+    const seedDemo = options.seedDemo ?? !config.production;
+    payments = await startPayments(config, { logger, persistEmulatorState: seedDemo });
     const deps: Deps = {
       config,
       orm,
@@ -82,9 +88,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       adminToken,
       mailer,
       rateLimitStore,
+      payments: payments.provider,
     };
     const services = createServices(deps);
-    const seedDemo = options.seedDemo ?? !config.production;
     const demo = seedDemo ? await seedDemoApp(orm, services) : undefined;
 
     const httpServer = createServer();
@@ -93,10 +99,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await listen(httpServer, config.port, config.host);
     const port = (httpServer.address() as AddressInfo).port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    payments.connectWebhooks(`${url}/v1/webhooks/stripe`);
 
     let closing: Promise<void> | undefined;
     const ormRef = orm;
     const storeRef = rateLimitStore;
+    const paymentsRef = payments;
     return {
       url,
       port,
@@ -104,10 +112,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       deps,
       services,
       demo,
+      payments,
       close() {
         closing ??= (async () => {
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
+          await paymentsRef.close();
           await services.entitlements.close();
           await storeRef.close();
           await ormRef.close(true);
@@ -119,6 +129,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     };
   } catch (error) {
     await rateLimitStore?.close().catch(() => undefined);
+    await payments?.close().catch(() => undefined);
     await orm?.close(true).catch(() => undefined);
     await database.embedded?.stop().catch(() => undefined);
     throw error;

@@ -9,6 +9,7 @@ import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
+import type { PaymentProvider } from './modules/payments/payment-provider.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
@@ -25,6 +26,8 @@ export interface Deps {
   readonly adminToken: string;
   /** Request counters: in this process, or in Redis (REDIS_URL) shared by every instance. */
   readonly rateLimitStore: RateLimitStore;
+  /** Stripe through the official SDK: Stripe itself, or the bundled emulator in development and tests. */
+  readonly payments: PaymentProvider;
 }
 
 /** The core services, shared by the REST and GraphQL transports. */

@@ -44,6 +44,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // Every test request comes from 127.0.0.1, so a file's unauthenticated requests share one per-IP budget.
     // The real default (60) is exercised by test/integration/rate-limits.test.ts, which sets it.
     RATE_LIMIT_PUBLIC_IP: '100000',
+    // Each test server runs its own Stripe emulator on a free port, so parallel test files never collide.
+    STRIPE_EMULATOR_PORT: '0',
     ...options.env,
   });
   const server = await startServer(config, {

@@ -1,0 +1,165 @@
+/**
+ * The payment provider as the core sees it: a small port in Tollgate's own words, so services never
+ * import the `stripe` SDK. The one adapter (stripe-provider.ts) talks to Stripe or to the emulator.
+ */
+
+export interface ProviderPrice {
+  readonly id: string;
+  /** The product the price belongs to (coupons are restricted by product). */
+  readonly product: string;
+  readonly active: boolean;
+  readonly recurring: boolean;
+  readonly unitAmount: number | null;
+  readonly currency: string;
+}
+
+/** Times are Unix seconds, as the provider gives them, so the coupon rules compare them directly. */
+export interface ProviderCoupon {
+  readonly id: string;
+  /** False once the provider no longer applies it (past `redeem_by`, out of redemptions). */
+  readonly valid: boolean;
+  /** Products the coupon is limited to; null when it applies to every product. */
+  readonly appliesToProducts: readonly string[] | null;
+  readonly percentOff: number | null;
+  readonly amountOff: number | null;
+  /** Currency of a fixed-amount coupon, else null. */
+  readonly amountOffCurrency: string | null;
+  readonly redeemBy: number | null;
+  readonly maxRedemptions: number | null;
+  readonly timesRedeemed: number;
+}
+
+export interface ProviderPromotionCode {
+  readonly id: string;
+  readonly code: string;
+  readonly active: boolean;
+  readonly expiresAt: number | null;
+  readonly maxRedemptions: number | null;
+  readonly timesRedeemed: number;
+  readonly minimumAmount: number | null;
+  readonly minimumAmountCurrency: string | null;
+  readonly coupon: ProviderCoupon;
+}
+
+/** Stripe's subscription statuses (`paused` is Stripe's own, for trials that ended without a card). */
+export type ProviderSubscriptionStatus =
+  | 'incomplete'
+  | 'incomplete_expired'
+  | 'trialing'
+  | 'active'
+  | 'past_due'
+  | 'canceled'
+  | 'unpaid'
+  | 'paused';
+
+export interface ProviderSubscription {
+  readonly id: string;
+  readonly customerId: string;
+  readonly status: ProviderSubscriptionStatus;
+  /** Collection paused (`pause_collection` set) while the status stays as it was. */
+  readonly collectionPaused: boolean;
+  readonly priceId: string | null;
+  readonly currentPeriodEnd: Date | null;
+  readonly cancelAtPeriodEnd: boolean;
+  readonly trialEnd: Date | null;
+  readonly canceledAt: Date | null;
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+export interface ProviderCheckoutSession {
+  readonly id: string;
+  readonly status: 'open' | 'complete' | 'expired';
+  readonly customerId: string | null;
+  readonly customerEmail: string | null;
+  readonly customerName: string | null;
+  readonly subscriptionId: string | null;
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+export interface ProviderInvoice {
+  readonly id: string;
+  readonly created: Date;
+  readonly amountPaid: number;
+  readonly currency: string;
+  readonly status: string | null;
+  readonly hostedInvoiceUrl: string | null;
+}
+
+export interface CheckoutSessionRequest {
+  readonly priceId: string;
+  /** An existing provider customer, or the e-mail to prefill for a new one. */
+  readonly customer: { readonly id: string } | { readonly email: string };
+  readonly successUrl: string;
+  readonly cancelUrl: string;
+  readonly trialDays: number;
+  /** False: a trial may start without a card (Stripe's `payment_method_collection=if_required`). */
+  readonly collectPaymentMethodDuringTrial: boolean;
+  readonly requireBillingAddress: boolean;
+  readonly promotionCodeId: string | null;
+  /** On the checkout session. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** On the subscription the checkout creates. */
+  readonly subscriptionMetadata: Readonly<Record<string, string>>;
+}
+
+/** A verified provider notification, reduced to what Tollgate acts on. */
+export type ProviderEvent =
+  | {
+      readonly kind: 'checkout_completed';
+      readonly id: string;
+      readonly type: string;
+      readonly created: number;
+      readonly session: ProviderCheckoutSession;
+    }
+  | {
+      readonly kind: 'subscription';
+      readonly id: string;
+      readonly type: string;
+      readonly created: number;
+      readonly subscription: ProviderSubscription;
+    }
+  | {
+      readonly kind: 'invoice';
+      readonly id: string;
+      readonly type: string;
+      readonly created: number;
+      readonly subscriptionId: string | null;
+    }
+  | { readonly kind: 'ignored'; readonly id: string; readonly type: string; readonly created: number };
+
+export interface PaymentProvider {
+  /** Creates a provider customer; the same idempotency key always yields the same customer. */
+  createCustomer(
+    input: {
+      readonly email: string;
+      readonly name: string | null;
+      readonly metadata: Readonly<Record<string, string>>;
+    },
+    idempotencyKey: string,
+  ): Promise<{ readonly id: string }>;
+  retrievePrice(id: string): Promise<ProviderPrice | null>;
+  /** A recurring price on a new product (seeding and scripts). */
+  createRecurringPrice(input: {
+    readonly productName: string;
+    readonly unitAmount: number;
+    readonly currency: string;
+    readonly interval: 'day' | 'week' | 'month' | 'year';
+  }): Promise<ProviderPrice>;
+  /** The active promotion code with this customer-facing code (case-insensitive), or null. */
+  findPromotionCode(code: string): Promise<ProviderPromotionCode | null>;
+  createCheckoutSession(
+    input: CheckoutSessionRequest,
+  ): Promise<{ readonly id: string; readonly url: string }>;
+  retrieveCheckoutSession(id: string): Promise<ProviderCheckoutSession | null>;
+  retrieveSubscription(id: string): Promise<ProviderSubscription | null>;
+  /** The same idempotency key always yields the first answer, so a retried change is applied once. */
+  updateSubscription(
+    id: string,
+    change: { readonly cancelAtPeriodEnd?: boolean; readonly pauseCollection?: boolean },
+    idempotencyKey: string,
+  ): Promise<ProviderSubscription>;
+  cancelSubscription(id: string, idempotencyKey: string): Promise<ProviderSubscription>;
+  listInvoices(customerId: string, limit: number): Promise<ProviderInvoice[]>;
+  /** Verifies a notification's signature on its raw body; a bad or missing signature → ValidationError. */
+  verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent;
+}

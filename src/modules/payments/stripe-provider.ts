@@ -1,0 +1,319 @@
+import Stripe from 'stripe';
+import { DomainError, ProviderError, ProviderUnavailableError, ValidationError } from '../../core/errors.js';
+import type {
+  CheckoutSessionRequest,
+  PaymentProvider,
+  ProviderCheckoutSession,
+  ProviderCoupon,
+  ProviderEvent,
+  ProviderPrice,
+  ProviderPromotionCode,
+  ProviderSubscription,
+  ProviderSubscriptionStatus,
+} from './payment-provider.js';
+
+export interface StripeProviderOptions {
+  readonly secretKey: string;
+  readonly webhookSecret: string;
+  /** Another Stripe-compatible base (the emulator), e.g. `http://127.0.0.1:12111`; Stripe's own when unset. */
+  readonly apiBase?: string;
+}
+
+const SUBSCRIPTION_STATUSES: readonly ProviderSubscriptionStatus[] = [
+  'incomplete',
+  'incomplete_expired',
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+  'unpaid',
+  'paused',
+];
+
+const toDate = (seconds: number | null | undefined): Date | null =>
+  seconds === null || seconds === undefined ? null : new Date(seconds * 1000);
+
+const idOf = (value: string | { id: string } | null | undefined): string | null =>
+  value === null || value === undefined ? null : typeof value === 'string' ? value : value.id;
+
+/** The one adapter of the PaymentProvider port: the official SDK, unmodified, against Stripe or the emulator. */
+export class StripePaymentProvider implements PaymentProvider {
+  readonly #stripe: Stripe;
+  readonly #webhookSecret: string;
+
+  constructor(options: StripeProviderOptions) {
+    const base = options.apiBase ? new URL(options.apiBase) : undefined;
+    this.#stripe = new Stripe(options.secretKey, {
+      ...(base
+        ? {
+            host: base.hostname,
+            port: base.port || (base.protocol === 'https:' ? 443 : 80),
+            protocol: base.protocol === 'https:' ? 'https' : 'http',
+          }
+        : {}),
+      // The SDK retries network failures and 409/5xx with an idempotency key, so retries never duplicate.
+      maxNetworkRetries: 2,
+      timeout: 20_000,
+      appInfo: { name: 'Tollgate' },
+    });
+    this.#webhookSecret = options.webhookSecret;
+  }
+
+  async createCustomer(
+    input: { email: string; name: string | null; metadata: Readonly<Record<string, string>> },
+    idempotencyKey: string,
+  ) {
+    const customer = await call(() =>
+      this.#stripe.customers.create(
+        { email: input.email, ...(input.name ? { name: input.name } : {}), metadata: { ...input.metadata } },
+        { idempotencyKey },
+      ),
+    );
+    return { id: customer.id };
+  }
+
+  async retrievePrice(id: string): Promise<ProviderPrice | null> {
+    const price = await orNull(() => this.#stripe.prices.retrieve(id));
+    return price ? presentPrice(price) : null;
+  }
+
+  async createRecurringPrice(input: {
+    productName: string;
+    unitAmount: number;
+    currency: string;
+    interval: 'day' | 'week' | 'month' | 'year';
+  }): Promise<ProviderPrice> {
+    const product = await call(() => this.#stripe.products.create({ name: input.productName }));
+    const price = await call(() =>
+      this.#stripe.prices.create({
+        product: product.id,
+        unit_amount: input.unitAmount,
+        currency: input.currency,
+        recurring: { interval: input.interval },
+      }),
+    );
+    return presentPrice(price);
+  }
+
+  async findPromotionCode(code: string): Promise<ProviderPromotionCode | null> {
+    const page = await call(() =>
+      this.#stripe.promotionCodes.list({ code, limit: 10, expand: ['data.promotion.coupon'] }),
+    );
+    // Several codes may share a text over time; an active one wins, else the newest says why it fails.
+    const match = page.data.find((p) => p.active) ?? page.data[0];
+    if (!match) return null;
+    const coupon =
+      typeof match.promotion.coupon === 'string' || match.promotion.coupon === null
+        ? await call(() => this.#stripe.coupons.retrieve(String(match.promotion.coupon)))
+        : match.promotion.coupon;
+    return {
+      id: match.id,
+      code: match.code,
+      active: match.active,
+      expiresAt: match.expires_at,
+      maxRedemptions: match.max_redemptions,
+      timesRedeemed: match.times_redeemed,
+      minimumAmount: match.restrictions.minimum_amount,
+      minimumAmountCurrency: match.restrictions.minimum_amount_currency,
+      coupon: presentCoupon(coupon),
+    };
+  }
+
+  async createCheckoutSession(input: CheckoutSessionRequest): Promise<{ id: string; url: string }> {
+    const params: Stripe.Checkout.SessionCreateParams = {
+      mode: 'subscription',
+      line_items: [{ price: input.priceId, quantity: 1 }],
+      success_url: input.successUrl,
+      cancel_url: input.cancelUrl,
+      metadata: { ...input.metadata },
+      subscription_data: {
+        metadata: { ...input.subscriptionMetadata },
+        ...(input.trialDays > 0
+          ? {
+              trial_period_days: input.trialDays,
+              // A trial started without a card ends canceled, not with an unpayable invoice.
+              ...(input.collectPaymentMethodDuringTrial
+                ? {}
+                : { trial_settings: { end_behavior: { missing_payment_method: 'cancel' as const } } }),
+            }
+          : {}),
+      },
+      payment_method_collection:
+        input.trialDays > 0 && !input.collectPaymentMethodDuringTrial ? 'if_required' : 'always',
+      billing_address_collection: input.requireBillingAddress ? 'required' : 'auto',
+      ...('id' in input.customer
+        ? { customer: input.customer.id }
+        : { customer_email: input.customer.email }),
+      ...(input.promotionCodeId ? { discounts: [{ promotion_code: input.promotionCodeId }] } : {}),
+    };
+    const session = await call(() => this.#stripe.checkout.sessions.create(params));
+    if (!session.url)
+      throw new ProviderError('The payment provider returned a checkout session without a URL');
+    return { id: session.id, url: session.url };
+  }
+
+  async retrieveCheckoutSession(id: string): Promise<ProviderCheckoutSession | null> {
+    const session = await orNull(() => this.#stripe.checkout.sessions.retrieve(id));
+    return session ? presentCheckoutSession(session) : null;
+  }
+
+  async retrieveSubscription(id: string): Promise<ProviderSubscription | null> {
+    const subscription = await orNull(() => this.#stripe.subscriptions.retrieve(id));
+    return subscription ? presentSubscription(subscription) : null;
+  }
+
+  async updateSubscription(
+    id: string,
+    change: { cancelAtPeriodEnd?: boolean; pauseCollection?: boolean },
+    idempotencyKey: string,
+  ): Promise<ProviderSubscription> {
+    const params: Stripe.SubscriptionUpdateParams = {};
+    if (change.cancelAtPeriodEnd !== undefined) params.cancel_at_period_end = change.cancelAtPeriodEnd;
+    if (change.pauseCollection !== undefined) {
+      params.pause_collection = change.pauseCollection ? { behavior: 'void' } : '';
+    }
+    return presentSubscription(
+      await call(() => this.#stripe.subscriptions.update(id, params, { idempotencyKey })),
+    );
+  }
+
+  async cancelSubscription(id: string, idempotencyKey: string): Promise<ProviderSubscription> {
+    return presentSubscription(
+      await call(() => this.#stripe.subscriptions.cancel(id, {}, { idempotencyKey })),
+    );
+  }
+
+  async listInvoices(customerId: string, limit: number) {
+    const page = await call(() => this.#stripe.invoices.list({ customer: customerId, limit }));
+    return page.data.map((invoice) => ({
+      id: invoice.id ?? '',
+      created: new Date(invoice.created * 1000),
+      amountPaid: invoice.amount_paid,
+      currency: invoice.currency,
+      status: invoice.status ?? null,
+      hostedInvoiceUrl: invoice.hosted_invoice_url ?? null,
+    }));
+  }
+
+  verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent {
+    if (!signature) throw new ValidationError('Missing Stripe-Signature header');
+    let event: Stripe.Event;
+    try {
+      event = this.#stripe.webhooks.constructEvent(rawBody, signature, this.#webhookSecret);
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
+        throw new ValidationError('Invalid Stripe-Signature: the notification could not be verified');
+      }
+      throw new ValidationError('Malformed notification body');
+    }
+    const base = { id: event.id, type: event.type, created: event.created };
+    switch (event.type) {
+      case 'checkout.session.completed':
+        return { ...base, kind: 'checkout_completed', session: presentCheckoutSession(event.data.object) };
+      case 'customer.subscription.created':
+      case 'customer.subscription.updated':
+      case 'customer.subscription.deleted':
+        return { ...base, kind: 'subscription', subscription: presentSubscription(event.data.object) };
+      case 'invoice.paid':
+      case 'invoice.payment_failed':
+        return {
+          ...base,
+          kind: 'invoice',
+          subscriptionId: idOf(event.data.object.parent?.subscription_details?.subscription),
+        };
+      default:
+        return { ...base, kind: 'ignored' };
+    }
+  }
+}
+
+function presentPrice(price: Stripe.Price): ProviderPrice {
+  return {
+    id: price.id,
+    product: idOf(price.product) ?? '',
+    active: price.active,
+    recurring: price.recurring !== null,
+    unitAmount: price.unit_amount,
+    currency: price.currency,
+  };
+}
+
+function presentCoupon(coupon: Stripe.Coupon): ProviderCoupon {
+  return {
+    id: coupon.id,
+    valid: coupon.valid,
+    appliesToProducts: coupon.applies_to ? [...coupon.applies_to.products] : null,
+    percentOff: coupon.percent_off,
+    amountOff: coupon.amount_off,
+    amountOffCurrency: coupon.amount_off === null ? null : coupon.currency,
+    redeemBy: coupon.redeem_by,
+    maxRedemptions: coupon.max_redemptions,
+    timesRedeemed: coupon.times_redeemed,
+  };
+}
+
+function presentCheckoutSession(session: Stripe.Checkout.Session): ProviderCheckoutSession {
+  return {
+    id: session.id,
+    status: session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open',
+    customerId: idOf(session.customer),
+    customerEmail: session.customer_details?.email ?? session.customer_email ?? null,
+    customerName: session.customer_details?.name ?? null,
+    subscriptionId: idOf(session.subscription),
+    metadata: { ...(session.metadata ?? {}) },
+  };
+}
+
+function presentSubscription(subscription: Stripe.Subscription): ProviderSubscription {
+  const item = subscription.items.data[0];
+  return {
+    id: subscription.id,
+    customerId: idOf(subscription.customer) ?? '',
+    status: SUBSCRIPTION_STATUSES.find((known) => known === subscription.status) ?? 'incomplete',
+    collectionPaused: subscription.pause_collection !== null && subscription.pause_collection !== undefined,
+    priceId: item?.price.id ?? null,
+    currentPeriodEnd: toDate(item?.current_period_end),
+    cancelAtPeriodEnd: subscription.cancel_at_period_end,
+    trialEnd: toDate(subscription.trial_end),
+    canceledAt: toDate(subscription.canceled_at),
+    metadata: { ...subscription.metadata },
+  };
+}
+
+/** Stripe failures in Tollgate's words: unreachable or overloaded → 503, refused → 502. */
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw translate(error);
+  }
+}
+
+/** A retrieve whose object does not exist answers null rather than failing. */
+async function orNull<T>(fn: () => Promise<T>): Promise<T | null> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')
+      return null;
+    throw translate(error);
+  }
+}
+
+function translate(error: unknown): DomainError {
+  if (error instanceof DomainError) return error;
+  if (
+    error instanceof Stripe.errors.StripeConnectionError ||
+    error instanceof Stripe.errors.StripeRateLimitError ||
+    error instanceof Stripe.errors.StripeAPIError
+  ) {
+    return new ProviderUnavailableError();
+  }
+  if (error instanceof Stripe.errors.StripeAuthenticationError) {
+    return new ProviderError('The payment provider refused the configured secret key');
+  }
+  if (error instanceof Stripe.errors.StripeError) {
+    return new ProviderError(`The payment provider rejected the request: ${error.message}`);
+  }
+  return new ProviderUnavailableError();
+}
