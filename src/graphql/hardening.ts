@@ -11,14 +11,21 @@ import {
   type ValidationRule,
 } from 'graphql';
 
-/** Deepest selection nesting an operation may have (introspection fields are not counted). */
-export const MAX_DEPTH = 12;
-/** Most work one operation may ask for (see `estimateField`). */
+/** Deepest selection nesting an operation may have below its data fields. */
+export const MAX_DEPTH = 10;
+/**
+ * Deepest nesting below `__schema` / `__type`: the standard introspection query (what GraphiQL and
+ * code generators send) is 15 deep, and every level more is only a way to make the server work harder.
+ */
+export const MAX_INTROSPECTION_DEPTH = 15;
+/** Most work one operation may ask for (see `estimateComplexity`). */
 export const MAX_COMPLEXITY = 5000;
 
+const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
+
 /**
- * Rejects operations nested deeper than `maxDepth` fields, following fragments. Introspection
- * (`__schema`, `__type`) is skipped: its depth is fixed by GraphQL, and introspection has its own switch.
+ * Rejects operations nested deeper than `maxDepth` fields (`MAX_INTROSPECTION_DEPTH` under the
+ * introspection roots), following fragments.
  */
 export function depthLimitRule(maxDepth: number = MAX_DEPTH): ValidationRule {
   return (context) => {
@@ -26,36 +33,46 @@ export function depthLimitRule(maxDepth: number = MAX_DEPTH): ValidationRule {
     for (const definition of context.getDocument().definitions) {
       if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
     }
-    const depthOf = (selectionSet: SelectionSetNode, visiting: Set<string>): number => {
+    /** At the root, `measure` picks which root fields count; below the root (`null`) every field does. */
+    const depthOf = (
+      selectionSet: SelectionSetNode,
+      visiting: ReadonlySet<string>,
+      measure: 'data' | 'introspection' | null,
+    ): number => {
       let deepest = 0;
       for (const selection of selectionSet.selections) {
         if (selection.kind === Kind.FIELD) {
-          if (selection.name.value.startsWith('__')) continue;
-          const below = selection.selectionSet ? depthOf(selection.selectionSet, visiting) : 0;
+          if (measure && INTROSPECTION_ROOTS.has(selection.name.value) !== (measure === 'introspection'))
+            continue;
+          const below = selection.selectionSet ? depthOf(selection.selectionSet, visiting, null) : 0;
           deepest = Math.max(deepest, 1 + below);
         } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          deepest = Math.max(deepest, depthOf(selection.selectionSet, visiting));
+          deepest = Math.max(deepest, depthOf(selection.selectionSet, visiting, measure));
         } else {
           const name = selection.name.value;
           const fragment = fragments.get(name);
           // A cycle is reported by GraphQL's own NoFragmentCycles rule; here it only must not loop.
           if (!fragment || visiting.has(name)) continue;
-          deepest = Math.max(deepest, depthOf(fragment.selectionSet, new Set([...visiting, name])));
+          deepest = Math.max(deepest, depthOf(fragment.selectionSet, new Set([...visiting, name]), measure));
         }
       }
       return deepest;
     };
+    const check = (operation: OperationDefinitionNode, measure: 'data' | 'introspection', max: number) => {
+      const depth = depthOf(operation.selectionSet, new Set(), measure);
+      if (depth <= max) return;
+      const what = measure === 'data' ? 'Query' : 'Introspection query';
+      context.reportError(
+        new GraphQLError(`${what} is too deep: depth ${depth} exceeds the maximum of ${max}`, {
+          nodes: [operation as ASTNode],
+          extensions: { code: 'QUERY_TOO_DEEP' },
+        }),
+      );
+    };
     return {
       OperationDefinition(operation) {
-        const depth = depthOf(operation.selectionSet, new Set());
-        if (depth > maxDepth) {
-          context.reportError(
-            new GraphQLError(`Query is too deep: depth ${depth} exceeds the maximum of ${maxDepth}`, {
-              nodes: [operation as ASTNode],
-              extensions: { code: 'QUERY_TOO_DEEP' },
-            }),
-          );
-        }
+        check(operation, 'data', maxDepth);
+        check(operation, 'introspection', MAX_INTROSPECTION_DEPTH);
       },
     };
   };

@@ -6,10 +6,10 @@ import type { FieldLimit } from './rate-limits.service.js';
  * under one of these names is limited without further wiring.
  */
 export const FIELD_LIMITS: Readonly<Record<string, FieldLimit>> = {
-  // Each call may send an e-mail.
-  requestMagicLink: { max: 10, window: '1m' },
+  // Each call may send an e-mail; callers are mostly browsers (counted per IP).
+  requestMagicLink: { max: 20, window: '1m' },
   // Each call creates a session at the payment provider.
-  createCheckoutSession: { max: 20, window: '1m' },
+  createCheckoutSession: { max: 60, window: '1m' },
   // Coupon codes are guessable: bound how fast they can be tried.
-  validateCoupon: { max: 20, window: '1m' },
+  validateCoupon: { max: 30, window: '1m' },
 };
