@@ -1,6 +1,6 @@
 import { AUTH_TEST_ENV, createAuthApp } from '../helpers/auth-fixtures.js';
-import { type MailSink, firstLink, startMailSink } from '../helpers/mail-sink.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { firstLink, type MailSink, startMailSink } from '../helpers/mail-sink.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const PUBLIC_BASE_URL = 'https://auth.tollgate.test';
 
@@ -9,7 +9,12 @@ let server: TestServer;
 beforeAll(async () => {
   sink = await startMailSink();
   server = await startTestServer({
-    env: { ...AUTH_TEST_ENV, SMTP_URL: sink.url, MAIL_FROM: 'Tollgate <login@tollgate.test>', PUBLIC_BASE_URL },
+    env: {
+      ...AUTH_TEST_ENV,
+      SMTP_URL: sink.url,
+      MAIL_FROM: 'Tollgate <login@tollgate.test>',
+      PUBLIC_BASE_URL,
+    },
   });
 });
 afterAll(async () => {
@@ -40,7 +45,11 @@ describe('magic-link login, end to end, as an app does it', () => {
     expect(mail.parsed.subject).toMatch(/^Sign in to /);
     expect(typeof mail.parsed.html).toBe('string');
     const link = firstLink(mail);
-    expect(link).toMatch(new RegExp(`^${PUBLIC_BASE_URL}/v1/apps/${appId}/auth/verify\\?token=tg_ml_[A-Za-z0-9_-]{43}&redirect=true$`));
+    expect(link).toMatch(
+      new RegExp(
+        `^${PUBLIC_BASE_URL}/v1/apps/${appId}/auth/verify\\?token=tg_ml_[A-Za-z0-9_-]{43}&redirect=true$`,
+      ),
+    );
     expect(mail.parsed.html as string).toContain(link.replace(/&/g, '&amp;'));
 
     const opened = await server.http.get(onServer(link)).redirects(0);
@@ -65,7 +74,10 @@ describe('magic-link login, end to end, as an app does it', () => {
       .get(`/v1/apps/${appId}/auth/session`)
       .set('authorization', `Bearer ${verified.body.sessionToken}`);
     expect(session.status).toBe(200);
-    expect(session.body).toEqual({ customer: verified.body.customer, entitlements: { planName: null, features: {} } });
+    expect(session.body).toEqual({
+      customer: verified.body.customer,
+      entitlements: { planName: null, features: {} },
+    });
   });
 
   it('links to the custom verification URL, whose redirect back to Tollgate completes the login', async () => {
