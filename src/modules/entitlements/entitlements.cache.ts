@@ -77,8 +77,9 @@ export class NotifiedCache<V> {
     return value;
   }
 
-  get size(): number {
-    return this.#entries.size;
+  /** Whether changes are being received (else every read goes to the database). */
+  get listening(): boolean {
+    return this.#ready;
   }
 
   /** Stops listening; later reads go to the database. */
@@ -135,6 +136,8 @@ export class NotifiedCache<V> {
       const client = new pg.Client({
         connectionString: this.databaseUrl,
         query_timeout: ROUND_TRIP_TIMEOUT_MS,
+        // Named so operators can tell it apart in pg_stat_activity.
+        application_name: 'tollgate-entitlements',
       });
       client.on('error', () => this.#lost(client, 'connection error'));
       client.on('end', () => this.#lost(client, 'connection ended'));

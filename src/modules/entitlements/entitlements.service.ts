@@ -87,6 +87,11 @@ export class EntitlementsService {
     return { feature: name, allowed: isAllowed(value), value };
   }
 
+  /** Whether the cache is receiving change notifications (when not, every read goes to the database). */
+  get listening(): boolean {
+    return this.#cache.listening;
+  }
+
   /** Stops listening for changes (server shutdown). */
   close(): Promise<void> {
     return this.#cache.close();

@@ -1,0 +1,129 @@
+import { withContext } from '../../src/core/db.js';
+import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { Fixtures } from './entitlements.fixtures.js';
+
+/**
+ * Two Tollgate instances on one database, each with its own in-process entitlement cache: a change
+ * committed through one must show on the very next check on the other, with no wait in between.
+ */
+let a: TestServer;
+let b: TestServer;
+beforeAll(async () => {
+  [a, b] = await Promise.all([startTestServer(), startTestServer()]);
+});
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close()]);
+});
+
+const sso = async (server: TestServer, token: string) => {
+  const res = await server.http.get('/v1/entitlements/check/sso').set('authorization', `Bearer ${token}`);
+  expect(res.status).toBe(200);
+  return res.body.value as boolean | null;
+};
+
+describe('entitlements across instances', () => {
+  it('shows every committed subscription change on the very next check on the other instance', async () => {
+    const { appId } = await a.createApp();
+    const fx = new Fixtures(a, appId);
+    await fx.plan('free', { sso: false }, { isDefault: true });
+    const pro = await fx.plan('pro', { sso: true });
+    const customerId = await fx.customer();
+    const token = await fx.session(customerId);
+    const sub = await fx.subscription({ customerId }, pro, 'active');
+
+    // Each round primes both caches, changes the subscription through instance A, then reads B at once.
+    const rounds = [
+      ['paused', false],
+      ['active', true],
+      ['past_due', true],
+      ['unpaid', false],
+      ['trialing', true],
+      ['canceled', false],
+    ] as const;
+    for (let i = 0; i < 4; i++) {
+      for (const [status, expected] of rounds) {
+        await Promise.all([sso(a, token), sso(b, token)]);
+        await fx.setSubscription(sub, { status });
+        expect(await sso(b, token)).toBe(expected);
+        expect(await sso(a, token)).toBe(expected);
+      }
+    }
+  });
+
+  it('shows a plan change made on one instance on the other at once', async () => {
+    const { appId } = await a.createApp();
+    const fx = new Fixtures(a, appId);
+    const pro = await fx.plan('pro', { sso: true });
+    const customerId = await fx.customer();
+    await fx.subscription({ customerId }, pro, 'active');
+    const token = await fx.session(customerId);
+    expect(await sso(b, token)).toBe(true);
+    await fx.setPlanFeatures(pro, { sso: false });
+    expect(await sso(b, token)).toBe(false);
+    await fx.setPlanFeatures(pro, { sso: true });
+    expect(await sso(b, token)).toBe(true);
+  });
+
+  it('keeps serving the committed state when a change is rolled back', async () => {
+    const { appId } = await a.createApp();
+    const fx = new Fixtures(a, appId);
+    const pro = await fx.plan('pro', { sso: true });
+    const customerId = await fx.customer();
+    const sub = await fx.subscription({ customerId }, pro, 'active');
+    const token = await fx.session(customerId);
+    expect(await sso(b, token)).toBe(true);
+
+    const orm = a.deps.orm;
+    await expect(
+      withContext(orm, () =>
+        orm.em.transactional(async (em) => {
+          const row = await em.findOneOrFail(Subscription, sub);
+          row.status = 'canceled';
+          await em.flush();
+          // Inside the transaction the core sees its own uncommitted write…
+          expect(await a.services.entitlements.resolve({ appId, customerId })).toEqual({
+            planName: null,
+            features: {},
+          });
+          throw new Error('roll back');
+        }),
+      ),
+    ).rejects.toThrow('roll back');
+    // …and nobody else ever does, nor is it left in a cache.
+    expect(await sso(a, token)).toBe(true);
+    expect(await sso(b, token)).toBe(true);
+  });
+
+  it('falls back to the database when its listening connection is lost, then listens again', async () => {
+    const { appId } = await a.createApp();
+    const fx = new Fixtures(a, appId);
+    const pro = await fx.plan('pro', { sso: true });
+    const customerId = await fx.customer();
+    const sub = await fx.subscription({ customerId }, pro, 'active');
+    const token = await fx.session(customerId);
+    expect(await sso(b, token)).toBe(true);
+
+    // Ends every entitlement listener of this test database (other test files' fall back the same way).
+    await withContext(a.deps.orm, () =>
+      a.deps.orm.em.getConnection().execute(
+        `select pg_terminate_backend(pid) from pg_stat_activity
+            where datname = current_database() and application_name = 'tollgate-entitlements'`,
+      ),
+    );
+    await fx.setSubscription(sub, { status: 'canceled' });
+    expect(await sso(b, token)).toBe(null);
+    await fx.setSubscription(sub, { status: 'active' });
+    expect(await sso(b, token)).toBe(true);
+
+    // The connection is retried on demand, at most once a second; once back, changes still show at once.
+    const deadline = Date.now() + 10_000;
+    while (!b.services.entitlements.listening && Date.now() < deadline) {
+      await withContext(b.deps.orm, () => b.services.entitlements.resolve({ appId, customerId }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(b.services.entitlements.listening).toBe(true);
+    await fx.setSubscription(sub, { status: 'paused' });
+    expect(await sso(b, token)).toBe(null);
+  });
+});
