@@ -1,18 +1,21 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
-import type { Mailer } from './modules/email/mailer.js';
-import type { Config } from './config.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
+import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
+import type { Mailer } from './modules/email/mailer.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
-import type { PaymentProvider } from './modules/payments/payment-provider.js';
+import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import type { PaymentProvider } from './modules/payments/payment-provider.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
+import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
 
 /** Everything the core needs from outside, created once per process. */
 export interface Deps {
@@ -33,13 +36,16 @@ export interface Deps {
 /** The core services, shared by the REST and GraphQL transports. */
 export interface Services {
   readonly apps: AppsService;
+  readonly coupons: CouponsService;
   readonly credentials: CredentialsService;
   readonly customers: CustomersService;
   readonly entitlements: EntitlementsService;
+  readonly invoices: InvoicesService;
   readonly magicLinks: MagicLinksService;
   readonly organizations: OrganizationsService;
   readonly rateLimits: RateLimitsService;
   readonly sessions: SessionsService;
+  readonly subscriptionLifecycle: SubscriptionLifecycleService;
 }
 
 export function createServices(deps: Deps): Services {
@@ -47,9 +53,11 @@ export function createServices(deps: Deps): Services {
   const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
   return {
     apps: new AppsService(deps.orm),
+    coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
     customers: new CustomersService(deps.orm, deps.clock),
     entitlements,
+    invoices: new InvoicesService(deps.orm, deps.payments),
     magicLinks: new MagicLinksService({
       orm: deps.orm,
       clock: deps.clock,
@@ -62,5 +70,6 @@ export function createServices(deps: Deps): Services {
     organizations: new OrganizationsService(deps.orm, sessions, entitlements),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
+    subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.payments),
   };
 }

@@ -2,8 +2,10 @@ import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { AppsResolver } from '../modules/apps/apps.resolver.js';
 import { AuthResolver } from '../modules/auth/auth.resolver.js';
+import { CouponsResolver } from '../modules/coupons/coupons.resolver.js';
 import { CustomersResolver } from '../modules/customers/customers.resolver.js';
 import { EntitlementsResolver } from '../modules/entitlements/entitlements.resolver.js';
+import { InvoicesResolver } from '../modules/invoices/invoices.resolver.js';
 import { OrganizationsResolver } from '../modules/organizations/organizations.resolver.js';
 import { FIELD_LIMITS } from '../modules/rate-limits/field-limits.js';
 import { fieldRateLimits } from './field-rate-limit.middleware.js';
@@ -12,8 +14,10 @@ import { fieldRateLimits } from './field-rate-limit.middleware.js';
 export const RESOLVERS: NonEmptyArray<Function> = [
   AppsResolver,
   AuthResolver,
+  CouponsResolver,
   CustomersResolver,
   EntitlementsResolver,
+  InvoicesResolver,
   OrganizationsResolver,
 ];
 

@@ -47,12 +47,16 @@ describe('coupon rules', () => {
 
   it('reports expiry of the promotion code or of its coupon', () => {
     expect(couponProblem(code({ expiresAt: NOW }), price, NOW)).toBe(COUPON_REASONS.expired);
-    expect(couponProblem(code({}, { redeemBy: NOW - 1, valid: false }), price, NOW)).toBe(COUPON_REASONS.expired);
+    expect(couponProblem(code({}, { redeemBy: NOW - 1, valid: false }), price, NOW)).toBe(
+      COUPON_REASONS.expired,
+    );
     expect(couponProblem(code({ expiresAt: NOW + 1 }), price, NOW)).toBeNull();
   });
 
   it('reports a code or coupon that reached its redemption limit', () => {
-    expect(couponProblem(code({ maxRedemptions: 2, timesRedeemed: 2 }), price, NOW)).toBe(COUPON_REASONS.usedUp);
+    expect(couponProblem(code({ maxRedemptions: 2, timesRedeemed: 2 }), price, NOW)).toBe(
+      COUPON_REASONS.usedUp,
+    );
     expect(couponProblem(code({}, { maxRedemptions: 1, timesRedeemed: 1, valid: false }), price, NOW)).toBe(
       COUPON_REASONS.usedUp,
     );
@@ -64,7 +68,9 @@ describe('coupon rules', () => {
   });
 
   it('reports a coupon restricted to other products as not valid for the plan', () => {
-    expect(couponProblem(code({}, { appliesToProducts: ['prod_team'] }), price, NOW)).toBe(COUPON_REASONS.notForPlan);
+    expect(couponProblem(code({}, { appliesToProducts: ['prod_team'] }), price, NOW)).toBe(
+      COUPON_REASONS.notForPlan,
+    );
     expect(couponProblem(code({}, { appliesToProducts: ['prod_team', 'prod_pro'] }), price, NOW)).toBeNull();
   });
 

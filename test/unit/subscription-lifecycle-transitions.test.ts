@@ -1,20 +1,22 @@
 import {
-  type LifecycleAction,
-  statusFromStripe,
-  transitionProblem,
-} from '../../src/modules/subscriptions/subscription-transitions.js';
-import {
   SUBSCRIPTION_STATUSES,
   type SubscriptionStatus,
 } from '../../src/modules/subscriptions/subscription.entity.js';
+import {
+  type LifecycleAction,
+  statusFromProvider,
+  transitionProblem,
+} from '../../src/modules/subscriptions/subscription-transitions.js';
 
 /** The whole table: for each action, the states in which it applies; every other state is a 409. */
-const APPLIES: Record<LifecycleAction, (status: SubscriptionStatus, cancelAtPeriodEnd: boolean) => boolean> = {
-  cancel: (s) => s !== 'canceled' && s !== 'incomplete_expired',
-  cancel_at_period_end: (s, scheduled) => !scheduled && ['trialing', 'active', 'past_due', 'paused'].includes(s),
-  pause: (s) => ['trialing', 'active', 'past_due'].includes(s),
-  resume: (s, scheduled) => s === 'paused' || (scheduled && ['trialing', 'active', 'past_due'].includes(s)),
-};
+const APPLIES: Record<LifecycleAction, (status: SubscriptionStatus, cancelAtPeriodEnd: boolean) => boolean> =
+  {
+    cancel: (s) => s !== 'canceled' && s !== 'incomplete_expired',
+    cancel_at_period_end: (s, scheduled) =>
+      !scheduled && ['trialing', 'active', 'past_due', 'paused'].includes(s),
+    pause: (s) => ['trialing', 'active', 'past_due'].includes(s),
+    resume: (s, scheduled) => s === 'paused' || (scheduled && ['trialing', 'active', 'past_due'].includes(s)),
+  };
 
 describe('subscription transition rules', () => {
   const actions = Object.keys(APPLIES) as LifecycleAction[];
@@ -47,15 +49,15 @@ describe('subscription transition rules', () => {
   });
 });
 
-describe('status from Stripe', () => {
+describe('status from the provider', () => {
   it('reports a running subscription with paused collection as paused', () => {
-    expect(statusFromStripe({ status: 'active', pause_collection: { behavior: 'void' } })).toBe('paused');
-    expect(statusFromStripe({ status: 'trialing', pause_collection: { behavior: 'void' } })).toBe('paused');
+    expect(statusFromProvider({ status: 'active', collectionPaused: true })).toBe('paused');
+    expect(statusFromProvider({ status: 'trialing', collectionPaused: true })).toBe('paused');
   });
 
   it("keeps Stripe's status otherwise", () => {
-    expect(statusFromStripe({ status: 'active', pause_collection: null })).toBe('active');
-    expect(statusFromStripe({ status: 'canceled', pause_collection: { behavior: 'void' } })).toBe('canceled');
-    expect(statusFromStripe({ status: 'paused' })).toBe('paused');
+    expect(statusFromProvider({ status: 'active', collectionPaused: false })).toBe('active');
+    expect(statusFromProvider({ status: 'canceled', collectionPaused: true })).toBe('canceled');
+    expect(statusFromProvider({ status: 'paused', collectionPaused: false })).toBe('paused');
   });
 });

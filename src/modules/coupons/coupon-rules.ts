@@ -83,7 +83,8 @@ export function couponProblem(
   }
   if (promotionCode.minimumAmount !== null) {
     const sameCurrency = promotionCode.minimumAmountCurrency?.toLowerCase() === currency;
-    if (!sameCurrency || (price.unitAmount ?? 0) < promotionCode.minimumAmount) return COUPON_REASONS.notForPlan;
+    if (!sameCurrency || (price.unitAmount ?? 0) < promotionCode.minimumAmount)
+      return COUPON_REASONS.notForPlan;
   }
   return null;
 }

@@ -32,7 +32,8 @@ export function transitionProblem(action: LifecycleAction, state: LifecycleState
     case 'cancel':
       return null;
     case 'cancel_at_period_end':
-      if (cancelAtPeriodEnd) return 'The subscription is already scheduled to cancel at the end of its period';
+      if (cancelAtPeriodEnd)
+        return 'The subscription is already scheduled to cancel at the end of its period';
       return RUNNING.includes(status) || status === 'paused'
         ? null
         : `A subscription that is ${status} cannot be scheduled to cancel at period end`;
@@ -47,10 +48,9 @@ export function transitionProblem(action: LifecycleAction, state: LifecycleState
 }
 
 /** Stripe keeps `status: active` while collection is paused; Tollgate reports such a subscription as `paused`. */
-export function statusFromStripe(stripe: {
-  readonly status: string;
-  readonly pause_collection?: unknown;
+export function statusFromProvider(provider: {
+  readonly status: SubscriptionStatus;
+  readonly collectionPaused: boolean;
 }): SubscriptionStatus {
-  const status = stripe.status as SubscriptionStatus;
-  return RUNNING.includes(status) && stripe.pause_collection ? 'paused' : status;
+  return RUNNING.includes(provider.status) && provider.collectionPaused ? 'paused' : provider.status;
 }

@@ -743,6 +743,7 @@ export class StripeEmulator {
       (p) => p.active && p.code.toLowerCase() === code.toLowerCase(),
     );
     if (taken) throw invalid('An active promotion code with `code` already exists.', 'code');
+    const restrictions = obj(params, 'restrictions') ?? {};
     const promotionCode: Obj = {
       id: randomId('promo_', 24),
       object: 'promotion_code',
@@ -757,9 +758,9 @@ export class StripeEmulator {
       metadata: mergeMetadata({}, params),
       promotion: { coupon: couponId, type: 'coupon' },
       restrictions: {
-        first_time_transaction: false,
-        minimum_amount: null,
-        minimum_amount_currency: null,
+        first_time_transaction: bool(restrictions, 'first_time_transaction') ?? false,
+        minimum_amount: int(restrictions, 'minimum_amount') ?? null,
+        minimum_amount_currency: str(restrictions, 'minimum_amount_currency')?.toLowerCase() ?? null,
       },
       times_redeemed: 0,
     };
@@ -828,6 +829,10 @@ export class StripeEmulator {
     if (!coupon.valid) return `The coupon \`${coupon.id}\` is no longer valid.`;
     if (coupon.applies_to && !coupon.applies_to.products.includes(price.product)) {
       return `The promotion code \`${promotionCode.code}\` cannot be applied to the products in this session.`;
+    }
+    const { minimum_amount: minimum, minimum_amount_currency: minimumCurrency } = promotionCode.restrictions;
+    if (minimum !== null && (minimumCurrency !== price.currency || price.unit_amount < minimum)) {
+      return `The promotion code \`${promotionCode.code}\` requires a minimum amount of ${minimum} ${minimumCurrency}.`;
     }
     return null;
   }

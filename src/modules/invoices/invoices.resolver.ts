@@ -1,0 +1,23 @@
+import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import type { GraphQLContext } from '../../graphql/context.js';
+import { InvoiceType } from './invoice.type.js';
+
+/** Invoice history (GraphQL only: the interface shows no HTTP path for it). */
+@Resolver()
+export class InvoicesResolver {
+  @Query(() => [InvoiceType], {
+    description:
+      "A customer's invoices from Stripe, newest first: with an API key name customerId, with a session " +
+      'its own. Empty for a customer never linked to Stripe.',
+  })
+  async invoices(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
+    @Arg('limit', () => Int, { nullable: true, description: 'Default 20, at most 100' }) limit?:
+      | number
+      | null,
+  ): Promise<InvoiceType[]> {
+    const input = { ...(customerId != null ? { customerId } : {}), ...(limit != null ? { limit } : {}) };
+    return (await ctx.services.invoices.listInvoices(ctx.principal, input)).map(InvoiceType.from);
+  }
+}
