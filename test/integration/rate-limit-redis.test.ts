@@ -55,6 +55,25 @@ describe('rate limits shared through Redis by several instances', () => {
     }
   });
 
+  it('shares per-field GraphQL budgets too: 20 requestMagicLink calls over both instances, then refused', async () => {
+    const { appId } = await first.createApp({ allowedCallbackUrls: 'https://app.example.com/*' });
+    const request = (server: TestServer, i: number) =>
+      server.graphql(
+        `mutation($appId: ID!, $email: String!) {
+          requestMagicLink(appId: $appId, email: $email, redirectUrl: "https://app.example.com/in") }`,
+        { appId, email: `shared-${i}@example.com` },
+      );
+    for (let i = 0; i < 20; i++) {
+      expect((await request(i % 2 === 0 ? first : second, i)).body).toEqual({
+        data: { requestMagicLink: true },
+      });
+    }
+    for (const server of [first, second]) {
+      const refused = await request(server, 99);
+      expect(refused.body.errors?.[0]?.extensions).toEqual({ code: 'RATE_LIMITED', statusCode: 429 });
+    }
+  });
+
   it('keeps the counters in Redis under the configured prefix', async () => {
     const { apiKey } = await second.createApp();
     expect((await post(second, apiKey)).status).toBe(200);
