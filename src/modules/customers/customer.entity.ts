@@ -11,7 +11,8 @@ export type Metadata = Record<string, unknown>;
 // Substring search on e-mail (`ILIKE '%frag%'`) stays fast on large tables through a trigram index.
 @Index({
   name: 'customer_email_lower_trgm_index',
-  expression: 'create index "customer_email_lower_trgm_index" on "customer" using gin ("email_lower" gin_trgm_ops)',
+  expression:
+    'create index "customer_email_lower_trgm_index" on "customer" using gin ("email_lower" gin_trgm_ops)',
 })
 export class Customer {
   @PrimaryKey({ type: 'text' })

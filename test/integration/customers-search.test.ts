@@ -1,0 +1,73 @@
+import pg from 'pg';
+import { expectOpenApiResponse } from '../helpers/openapi.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const ROWS = 50_000;
+
+let server: TestServer;
+let db: pg.Client;
+let app: { appId: string; apiKey: string };
+
+beforeAll(async () => {
+  server = await startTestServer();
+  app = await server.createApp();
+  db = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await db.connect();
+  // A large app, written straight into the table: the API would take minutes for this many rows.
+  await db.query(
+    `insert into customer (id, app_id, email, email_lower, metadata, created_at, updated_at)
+     select 'cus_bulk' || n, $1, 'person' || n || '@bulk' || (n % 97) || '.example.com',
+            'person' || n || '@bulk' || (n % 97) || '.example.com', '{}',
+            timestamptz '2025-01-01' + n * interval '1 second', timestamptz '2025-01-01' + n * interval '1 second'
+       from generate_series(1, $2::int) as n`,
+    [app.appId, ROWS],
+  );
+  await db.query('analyze customer');
+}, 120_000);
+
+afterAll(async () => {
+  await db?.end();
+  await server.close();
+});
+
+function list(query: Record<string, string | number>) {
+  return server.http.get('/v1/customers').query(query).set('authorization', `Bearer ${app.apiKey}`);
+}
+
+describe('the e-mail filter on a large app', () => {
+  it('finds a fragment among 50 000 customers, newest first, with the total of all matches', async () => {
+    // person1234@… , person12345@… and person41234@… contain "1234"; so do others: count them in SQL.
+    const expected = await db.query<{ count: string }>(
+      `select count(*) from customer where app_id = $1 and email_lower like '%1234%'`,
+      [app.appId],
+    );
+    const res = await list({ email: '1234', limit: 100 });
+    expectOpenApiResponse(res);
+    expect(res.status).toBe(200);
+    expect(res.body.pagination.total).toBe(Number(expected.rows[0]!.count));
+    const created = res.body.data.map((c: { createdAt: string }) => Date.parse(c.createdAt));
+    expect(created).toEqual([...created].sort((a, b) => b - a));
+    expect(res.body.data.every((c: { email: string }) => c.email.includes('1234'))).toBe(true);
+  });
+
+  it('answers quickly on the large app', async () => {
+    await list({ email: 'person4999' }); // warm the connection and plan cache
+    const started = performance.now();
+    const res = await list({ email: 'PERSON4999' });
+    const elapsed = performance.now() - started;
+    expect(res.status).toBe(200);
+    expect(res.body.pagination.total).toBe(11); // 4999 and 49990 … 49999
+    expect(elapsed).toBeLessThan(500);
+  });
+
+  it('is served by the trigram index on email_lower', async () => {
+    const plan = await db.query<{ 'QUERY PLAN': string }>(
+      `explain select * from customer
+        where app_id = $1 and email_lower like '%person4999%'
+        order by created_at desc, id desc limit 20`,
+      [app.appId],
+    );
+    const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(text).toContain('customer_email_lower_trgm_index');
+  });
+});
