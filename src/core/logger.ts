@@ -1,4 +1,4 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
 
@@ -14,23 +14,27 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${params.toString()}`;
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    base: { service: 'tollgate' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'req.headers["stripe-signature"]',
-        'res.headers["set-cookie"]',
-        '*.token',
-        '*.sessionToken',
-        '*.apiKey',
-        '*.secret',
-      ],
-      censor: '[redacted]',
+/** `destination` defaults to stdout; tests pass a stream to read what would have been logged. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'tollgate' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'req.headers["stripe-signature"]',
+          'res.headers["set-cookie"]',
+          '*.token',
+          '*.sessionToken',
+          '*.apiKey',
+          '*.secret',
+        ],
+        censor: '[redacted]',
+      },
     },
-  });
+    destination,
+  );
 }

@@ -1,4 +1,4 @@
-import { AUTH_TEST_ENV, createAuthApp } from '../helpers/auth-fixtures.js';
+import { createAuthApp } from '../helpers/auth-fixtures.js';
 import { firstLink, type MailSink, startMailSink } from '../helpers/mail-sink.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -10,8 +10,7 @@ beforeAll(async () => {
   sink = await startMailSink();
   server = await startTestServer({
     env: {
-      ...AUTH_TEST_ENV,
-      SMTP_URL: sink.url,
+            SMTP_URL: sink.url,
       MAIL_FROM: 'Tollgate <login@tollgate.test>',
       PUBLIC_BASE_URL,
     },

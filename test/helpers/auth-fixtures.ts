@@ -18,6 +18,3 @@ export async function createAuthApp(
 export function uniqueEmail(label = 'user'): string {
   return `${label}-${randomBytes(6).toString('hex')}@example.com`;
 }
-
-/** Public auth endpoints are limited per client IP; tests all come from 127.0.0.1. */
-export const AUTH_TEST_ENV = { RATE_LIMIT_PUBLIC_IP: '100000' } as const;

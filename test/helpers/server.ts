@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
+import type { DestinationStream } from 'pino';
 import request from 'supertest';
 import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/core/clock.js';
@@ -30,6 +31,8 @@ export interface TestServerOptions {
   /** Extra environment (e.g. SMTP_URL); the database, port and admin token are set for you. */
   readonly env?: Record<string, string>;
   readonly clock?: Clock;
+  /** Where log lines go (default stdout), for tests that check what is and is not logged. */
+  readonly logDestination?: DestinationStream;
 }
 
 /** Starts a real Tollgate on a random loopback port against the run's test database. */
@@ -50,7 +53,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   });
   const server = await startServer(config, {
     clock: options.clock,
-    logger: createLogger(config.logLevel),
+    logger: createLogger(config.logLevel, options.logDestination),
     seedDemo: false,
   });
   const http = request(server.url);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ManualClock } from '../../src/core/clock.js';
-import { AUTH_TEST_ENV, createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Fixtures } from './entitlements.fixtures.js';
 
@@ -10,7 +10,7 @@ const CALLBACK = 'https://app.example.com/callback';
 const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ clock, env: { ...AUTH_TEST_ENV, PUBLIC_BASE_URL } });
+  server = await startTestServer({ clock, env: { PUBLIC_BASE_URL } });
 });
 afterAll(async () => {
   await server.close();
