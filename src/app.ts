@@ -43,6 +43,8 @@ export async function createHttpApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Per-IP rate limits need the real client address when Tollgate runs behind a proxy.
+  if (deps.config.trustProxy !== undefined) app.set('trust proxy', deps.config.trustProxy);
 
   app.use(
     pinoHttp({

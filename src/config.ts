@@ -12,6 +12,11 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
+  /**
+   * Which proxies in front of Tollgate to believe about the client address (X-Forwarded-For), as
+   * Express's `trust proxy`: a hop count or a list of addresses/subnets. Unset: the TCP peer is the client.
+   */
+  readonly trustProxy: number | string | undefined;
   readonly stripe: {
     readonly secretKey: string | undefined;
     readonly webhookSecret: string | undefined;
@@ -57,6 +62,7 @@ const envSchema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   REDIS_URL: z.string().min(1).optional(),
+  TRUST_PROXY: z.string().min(1).optional(),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
@@ -102,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     redisUrl: e.REDIS_URL,
+    trustProxy: e.TRUST_PROXY && /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY,
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,

@@ -222,6 +222,36 @@ describe('rate limits with a small configured budget', () => {
   });
 });
 
+describe('client address behind a proxy', () => {
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+  });
+
+  async function statusesFrom(server: TestServer, forwardedFor: string, count: number): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const res = await server.http.get('/v1/customers').set('x-forwarded-for', forwardedFor);
+      statuses.push(res.status);
+    }
+    return statuses;
+  }
+
+  it('counts per forwarded client address when TRUST_PROXY names the proxy', async () => {
+    const server = await startTestServer({ env: { RATE_LIMIT_PUBLIC_IP: '2', TRUST_PROXY: 'loopback' } });
+    servers.push(server);
+    expect(await statusesFrom(server, '203.0.113.1', 3)).toEqual([401, 401, 429]);
+    expect(await statusesFrom(server, '203.0.113.2', 1)).toEqual([401]);
+  });
+
+  it('ignores X-Forwarded-For without TRUST_PROXY, so a client cannot pick a fresh budget', async () => {
+    const server = await startTestServer({ env: { RATE_LIMIT_PUBLIC_IP: '2' } });
+    servers.push(server);
+    expect(await statusesFrom(server, '203.0.113.1', 2)).toEqual([401, 401]);
+    expect(await statusesFrom(server, '203.0.113.2', 1)).toEqual([429]);
+  });
+});
+
 describe('rate-limit store failure', () => {
   let server: RunningServer;
   const logLines: string[] = [];
