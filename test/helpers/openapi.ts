@@ -13,8 +13,9 @@ import YAML from 'yaml';
  * The operation is found from the request's method and path (query ignored), matching path templates
  * such as `/v1/customers/{id}` (literal paths win over templated ones). The status must be documented
  * for the operation; when the documented response has content, the `Content-Type` must be one of its
- * media types and the JSON body must validate against its schema; documented headers that are present
- * must validate too. Throws an Error that says what differs.
+ * media types and the JSON body must validate against its schema; documented headers must be present
+ * when required (the rate-limit headers are, on every response) and must validate. Throws an Error that
+ * says what differs.
  */
 
 // Both packages are CommonJS whose `module.exports` also carries itself as `.default`; `.default` is the
@@ -140,8 +141,11 @@ export function expectOpenApiResponse(
 
   for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
     const actual = res.headers[name.toLowerCase()];
-    if (actual === undefined) continue;
     const resolved = deref(state.document, header, `${responsePointer}/headers/${escapePointer(name)}`);
+    if (actual === undefined) {
+      if (resolved.value.required === true) throw new Error(`OpenAPI: ${where}: header ${name} is missing`);
+      continue;
+    }
     if (!resolved.value.schema) continue;
     const validate = validatorAt(state, `${resolved.pointer}/schema`);
     if (!validate(Array.isArray(actual) ? actual.join(', ') : actual)) {
