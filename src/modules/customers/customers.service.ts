@@ -64,8 +64,8 @@ export class CustomersService {
     assertMetadataLimits(initial);
     const now = this.clock.now();
     try {
-      // A transaction of its own: a refused insert is discarded with it instead of staying queued in
-      // the request's unit of work (a GraphQL document may run several mutations).
+      // A transaction of its own: a refused insert is discarded with it instead of staying queued in the
+      // caller's unit of work, where the next flush of anything else would retry it and fail again.
       return await this.em.transactional((em) =>
         em.create(Customer, {
           id: newId('cus'),
@@ -100,7 +100,7 @@ export class CustomersService {
   async updateCustomer(principal: Principal, id: string, input: unknown): Promise<Customer> {
     const { appId } = requireApiKey(principal);
     const patch = parseInput(updateCustomerSchema, input);
-    if (typeof id !== 'string' || id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
+    if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
     return this.em.transactional(async (em) => {
       const customer = await em.findOne(
         Customer,
@@ -122,7 +122,7 @@ export class CustomersService {
   }
 
   private async getCustomerOrFail(appId: string, id: string): Promise<Customer> {
-    if (typeof id !== 'string' || id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
+    if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
     const customer = await this.em.findOne(Customer, { id, app: appId });
     if (!customer) throw new NotFoundError('Customer', id);
     return customer;
