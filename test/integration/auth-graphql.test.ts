@@ -115,4 +115,31 @@ describe('customer login over GraphQL', () => {
       extensions: { code: 'UNAUTHENTICATED', statusCode: 401 },
     });
   });
+
+  it.each([
+    ['*', 'must look like'],
+    ['https://*', 'registrable domain'],
+    ['https://*.com/*', 'registrable domain'],
+    ['https://*.co.uk/*', 'registrable domain'],
+    ['ftp://files.example.com/*', 'must look like'],
+    ['https://user@app.example.com/*', 'user info is not allowed'],
+  ])('createApp and updateAppSettings refuse the callback pattern %s', async (pattern, reason) => {
+    const created = await server.graphql(
+      'mutation($input: CreateAppInput!) { createApp(input: $input) { app { id } } }',
+      { input: { name: 'hostile', allowedCallbackUrls: `https://ok.example.com/*\n${pattern}` } },
+      server.adminToken,
+    );
+    expect(created.body.errors?.[0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
+    expect(created.body.errors?.[0].message).toContain(`allowedCallbackUrls: invalid pattern "${pattern}"`);
+    expect(created.body.errors?.[0].message).toContain(reason);
+
+    const { appId } = await createAuthApp(server);
+    const updated = await server.graphql(
+      'mutation($appId: ID!, $input: AppSettingsInput!) { updateAppSettings(appId: $appId, input: $input) { id } }',
+      { appId, input: { allowedCallbackUrls: pattern } },
+      server.adminToken,
+    );
+    expect(updated.body.errors?.[0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
+    expect(updated.body.errors?.[0].message).toContain(reason);
+  });
 });
