@@ -405,6 +405,34 @@ describe('sessions', () => {
     expect(none.status).toBe(401);
   });
 
+  it('shows organizationId, orgRole and the organization entitlements only in an organization context', async () => {
+    const { appId } = await createAuthApp(server, { organizationsEnabled: true });
+    const fixtures = new Fixtures(server, appId);
+    const customerId = await fixtures.customer();
+    await fixtures.plan('free', { seats: 1 }, { isDefault: true });
+    const teamPlan = await fixtures.plan('team', { seats: 25 });
+    const organizationId = await fixtures.organization({ [customerId]: 'admin' });
+    await fixtures.subscription({ organizationId }, teamPlan, 'active');
+
+    const own = await server.http
+      .get(`/v1/apps/${appId}/auth/session`)
+      .set('authorization', `Bearer ${await fixtures.session(customerId)}`);
+    expect(own.status).toBe(200);
+    expect(Object.keys(own.body).sort()).toEqual(['customer', 'entitlements']);
+    expect(own.body.entitlements).toEqual({ planName: 'Free', features: { seats: 1 } });
+
+    const inOrganization = await server.http
+      .get(`/v1/apps/${appId}/auth/session`)
+      .set('authorization', `Bearer ${await fixtures.session(customerId, organizationId)}`);
+    expect(inOrganization.status).toBe(200);
+    expect(inOrganization.body).toEqual({
+      customer: { id: customerId, email: expect.any(String), name: null, metadata: {} },
+      entitlements: { planName: 'Team', features: { seats: 25 } },
+      organizationId,
+      orgRole: 'admin',
+    });
+  });
+
   it("lasts the app's sessionTtlSeconds", async () => {
     const { appId } = await createAuthApp(server, {
       allowedCallbackUrls: 'https://app.example.com/*',
