@@ -1,22 +1,16 @@
 import { z } from 'zod';
+import { emailSchema } from '../customers/customers.schemas.js';
 
-export const EMAIL_MAX_LENGTH = 254;
 export const REDIRECT_URL_MAX_LENGTH = 2048;
 /** Longer than any token Tollgate issues; anything longer is not worth a database lookup. */
 const TOKEN_MAX_LENGTH = 512;
 
 /**
- * One plain address: zod's conservative e-mail grammar (ASCII dot-atom local part, dotted domain) turns
- * away lists (`a@x.com,b@y.com`), quoted local parts, display names, full-width `＠`, CR/LF and markup
- * before anything reaches the mailer, so a message can only ever have this one recipient.
+ * The e-mail follows the customer rule (one plain address: no lists, quoted local parts, display names,
+ * full-width `＠`, CR/LF or markup), so a message can only ever have that one recipient.
  */
-export const loginEmailSchema = z
-  .string()
-  .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
-  .pipe(z.email('must be a valid e-mail address'));
-
 export const requestMagicLinkSchema = z.strictObject({
-  email: loginEmailSchema,
+  email: emailSchema,
   redirectUrl: z
     .string()
     .min(1, 'must not be empty')
