@@ -16,6 +16,7 @@ import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
 import { getSchema } from './graphql/schema.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
+import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/payments/stripe-webhook.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
 import { v1Router } from './rest/v1.js';
@@ -94,6 +95,13 @@ export async function createHttpApp(
   });
 
   app.use(rateLimitMiddleware(services.rateLimits));
+
+  // Stripe signs the exact bytes it sends, so its notifications are read raw, ahead of the JSON parser.
+  app.post(
+    STRIPE_WEBHOOK_PATH,
+    express.raw({ type: () => true, limit: BODY_LIMIT }),
+    stripeWebhookHandler(services),
+  );
 
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
   app.use(express.json({ limit: BODY_LIMIT }));

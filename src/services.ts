@@ -6,6 +6,7 @@ import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
+import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
 import type { Mailer } from './modules/email/mailer.js';
@@ -13,9 +14,12 @@ import { EntitlementsService } from './modules/entitlements/entitlements.service
 import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
+import { ProviderNotificationsService } from './modules/payments/provider-notifications.service.js';
+import { PlansService } from './modules/plans/plans.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
+import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 
 /** Everything the core needs from outside, created once per process. */
 export interface Deps {
@@ -36,6 +40,7 @@ export interface Deps {
 /** The core services, shared by the REST and GraphQL transports. */
 export interface Services {
   readonly apps: AppsService;
+  readonly checkout: CheckoutService;
   readonly coupons: CouponsService;
   readonly credentials: CredentialsService;
   readonly customers: CustomersService;
@@ -43,9 +48,12 @@ export interface Services {
   readonly invoices: InvoicesService;
   readonly magicLinks: MagicLinksService;
   readonly organizations: OrganizationsService;
+  readonly plans: PlansService;
+  readonly providerNotifications: ProviderNotificationsService;
   readonly rateLimits: RateLimitsService;
   readonly sessions: SessionsService;
   readonly subscriptionLifecycle: SubscriptionLifecycleService;
+  readonly subscriptions: SubscriptionsService;
 }
 
 export function createServices(deps: Deps): Services {
@@ -53,6 +61,7 @@ export function createServices(deps: Deps): Services {
   const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
   return {
     apps: new AppsService(deps.orm),
+    checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
     customers: new CustomersService(deps.orm, deps.clock),
@@ -68,8 +77,11 @@ export function createServices(deps: Deps): Services {
       entitlements,
     }),
     organizations: new OrganizationsService(deps.orm, sessions, entitlements),
+    plans: new PlansService(deps.orm),
+    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
     subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.payments),
+    subscriptions: new SubscriptionsService(deps.orm),
   };
 }

@@ -131,7 +131,7 @@ export interface PaymentProvider {
   /** Creates a provider customer; the same idempotency key always yields the same customer. */
   createCustomer(
     input: {
-      readonly email: string;
+      readonly email: string | null;
       readonly name: string | null;
       readonly metadata: Readonly<Record<string, string>>;
     },

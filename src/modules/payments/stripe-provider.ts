@@ -60,12 +60,16 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   async createCustomer(
-    input: { email: string; name: string | null; metadata: Readonly<Record<string, string>> },
+    input: { email: string | null; name: string | null; metadata: Readonly<Record<string, string>> },
     idempotencyKey: string,
   ) {
     const customer = await call(() =>
       this.#stripe.customers.create(
-        { email: input.email, ...(input.name ? { name: input.name } : {}), metadata: { ...input.metadata } },
+        {
+          ...(input.email ? { email: input.email } : {}),
+          ...(input.name ? { name: input.name } : {}),
+          metadata: { ...input.metadata },
+        },
         { idempotencyKey },
       ),
     );
@@ -74,7 +78,7 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async retrievePrice(id: string): Promise<ProviderPrice | null> {
     const price = await orNull(() => this.#stripe.prices.retrieve(id));
-    return price ? presentPrice(price) : null;
+    return price ? fromStripePrice(price) : null;
   }
 
   async createRecurringPrice(input: {
@@ -92,7 +96,7 @@ export class StripePaymentProvider implements PaymentProvider {
         recurring: { interval: input.interval },
       }),
     );
-    return presentPrice(price);
+    return fromStripePrice(price);
   }
 
   async findPromotionCode(code: string): Promise<ProviderPromotionCode | null> {
@@ -115,7 +119,7 @@ export class StripePaymentProvider implements PaymentProvider {
       timesRedeemed: match.times_redeemed,
       minimumAmount: match.restrictions.minimum_amount,
       minimumAmountCurrency: match.restrictions.minimum_amount_currency,
-      coupon: presentCoupon(coupon),
+      coupon: fromStripeCoupon(coupon),
     };
   }
 
@@ -154,12 +158,12 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async retrieveCheckoutSession(id: string): Promise<ProviderCheckoutSession | null> {
     const session = await orNull(() => this.#stripe.checkout.sessions.retrieve(id));
-    return session ? presentCheckoutSession(session) : null;
+    return session ? fromStripeCheckoutSession(session) : null;
   }
 
   async retrieveSubscription(id: string): Promise<ProviderSubscription | null> {
     const subscription = await orNull(() => this.#stripe.subscriptions.retrieve(id));
-    return subscription ? presentSubscription(subscription) : null;
+    return subscription ? fromStripeSubscription(subscription) : null;
   }
 
   async updateSubscription(
@@ -172,13 +176,13 @@ export class StripePaymentProvider implements PaymentProvider {
     if (change.pauseCollection !== undefined) {
       params.pause_collection = change.pauseCollection ? { behavior: 'void' } : '';
     }
-    return presentSubscription(
+    return fromStripeSubscription(
       await call(() => this.#stripe.subscriptions.update(id, params, { idempotencyKey })),
     );
   }
 
   async cancelSubscription(id: string, idempotencyKey: string): Promise<ProviderSubscription> {
-    return presentSubscription(
+    return fromStripeSubscription(
       await call(() => this.#stripe.subscriptions.cancel(id, {}, { idempotencyKey })),
     );
   }
@@ -209,11 +213,11 @@ export class StripePaymentProvider implements PaymentProvider {
     const base = { id: event.id, type: event.type, created: event.created };
     switch (event.type) {
       case 'checkout.session.completed':
-        return { ...base, kind: 'checkout_completed', session: presentCheckoutSession(event.data.object) };
+        return { ...base, kind: 'checkout_completed', session: fromStripeCheckoutSession(event.data.object) };
       case 'customer.subscription.created':
       case 'customer.subscription.updated':
       case 'customer.subscription.deleted':
-        return { ...base, kind: 'subscription', subscription: presentSubscription(event.data.object) };
+        return { ...base, kind: 'subscription', subscription: fromStripeSubscription(event.data.object) };
       case 'invoice.paid':
       case 'invoice.payment_failed':
         return {
@@ -227,7 +231,7 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 }
 
-function presentPrice(price: Stripe.Price): ProviderPrice {
+function fromStripePrice(price: Stripe.Price): ProviderPrice {
   return {
     id: price.id,
     product: idOf(price.product) ?? '',
@@ -238,7 +242,7 @@ function presentPrice(price: Stripe.Price): ProviderPrice {
   };
 }
 
-function presentCoupon(coupon: Stripe.Coupon): ProviderCoupon {
+function fromStripeCoupon(coupon: Stripe.Coupon): ProviderCoupon {
   return {
     id: coupon.id,
     valid: coupon.valid,
@@ -252,7 +256,7 @@ function presentCoupon(coupon: Stripe.Coupon): ProviderCoupon {
   };
 }
 
-function presentCheckoutSession(session: Stripe.Checkout.Session): ProviderCheckoutSession {
+function fromStripeCheckoutSession(session: Stripe.Checkout.Session): ProviderCheckoutSession {
   return {
     id: session.id,
     status: session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open',
@@ -264,7 +268,7 @@ function presentCheckoutSession(session: Stripe.Checkout.Session): ProviderCheck
   };
 }
 
-function presentSubscription(subscription: Stripe.Subscription): ProviderSubscription {
+function fromStripeSubscription(subscription: Stripe.Subscription): ProviderSubscription {
   const item = subscription.items.data[0];
   return {
     id: subscription.id,

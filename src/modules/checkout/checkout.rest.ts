@@ -1,0 +1,14 @@
+import { Router } from 'express';
+import type { Services } from '../../services.js';
+
+/** `POST /v1/checkout/session`: parse → CheckoutService → `{url}`. */
+export function checkoutRouter(services: Services): Router {
+  const router = Router();
+
+  router.post('/checkout/session', async (req, res) => {
+    const { url } = await services.checkout.createCheckoutSession(req.principal, req.body);
+    res.status(200).json({ url });
+  });
+
+  return router;
+}

@@ -1,0 +1,177 @@
+import { type EntityManager, LockMode } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { newId } from '../../core/ids.js';
+import { App } from '../apps/app.entity.js';
+import { decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
+import { Customer } from '../customers/customer.entity.js';
+import { Plan } from '../entitlements/plan.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { Subscription } from '../subscriptions/subscription.entity.js';
+import { applyProviderState } from '../subscriptions/subscription-sync.js';
+import type {
+  PaymentProvider,
+  ProviderCheckoutSession,
+  ProviderEvent,
+  ProviderSubscription,
+} from './payment-provider.js';
+
+/** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
+class NotificationNotApplicable extends Error {}
+
+/**
+ * Stripe's notifications, applied: a completed checkout creates the subscription (and, for a checkout by
+ * e-mail, the customer); subscription and invoice events keep it in sync. Every event id is recorded in
+ * `processed_event` in the same transaction as its effect, so each is applied exactly once however often
+ * and however concurrently Stripe delivers it.
+ */
+export class ProviderNotificationsService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly payments: PaymentProvider,
+  ) {}
+
+  /** Verifies a notification on its raw body (bad or missing signature → 400) and applies it. */
+  async handleStripeNotification(
+    rawBody: Buffer,
+    signature: string | undefined,
+  ): Promise<{ applied: boolean }> {
+    const event = this.payments.verifyEvent(rawBody, signature);
+    switch (event.kind) {
+      case 'checkout_completed':
+        return this.#checkoutCompleted(event, event.session);
+      case 'subscription':
+        return this.#subscriptionChanged(event, event.subscription);
+      case 'invoice': {
+        if (!event.subscriptionId) return { applied: false };
+        // An invoice says little about its subscription: read the subscription's current state instead.
+        const remote = await this.payments.retrieveSubscription(event.subscriptionId);
+        return remote ? this.#subscriptionChanged(event, remote) : { applied: false };
+      }
+      case 'ignored':
+        return { applied: false };
+    }
+  }
+
+  async #checkoutCompleted(
+    event: ProviderEvent,
+    session: ProviderCheckoutSession,
+  ): Promise<{ applied: boolean }> {
+    const tracking = readTracking(session.metadata);
+    // A checkout made elsewhere in the same Stripe account is none of Tollgate's business.
+    if (!tracking || !session.subscriptionId) return { applied: false };
+    // Read before the transaction so no row lock is held across a network call.
+    const remote = await this.payments.retrieveSubscription(session.subscriptionId);
+    if (!remote) {
+      throw new NotificationNotApplicable(
+        `subscription ${session.subscriptionId} of ${session.id} is unknown to Stripe`,
+      );
+    }
+    return this.orm.em.transactional(async (em) => {
+      if (!(await markProcessed(em, event))) return { applied: false };
+      const app = await em.findOne(App, { id: tracking.appId });
+      const plan = app ? await em.findOne(Plan, { app: app.id, slug: tracking.planId }) : null;
+      if (!app || !plan) {
+        throw new NotificationNotApplicable(
+          `checkout ${session.id} names app ${tracking.appId} / plan ${tracking.planId}, which do not exist`,
+        );
+      }
+      const owner = await this.#owner(em, app, tracking.buyer, session, remote);
+      let subscription = await em.findOne(
+        Subscription,
+        { stripeSubscriptionId: remote.id },
+        { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      if (!subscription) {
+        subscription = em.create(Subscription, {
+          id: newId('sub'),
+          app,
+          customer: owner.customer,
+          organization: owner.organization,
+          plan,
+          stripeSubscriptionId: remote.id,
+          stripeCustomerId: remote.customerId,
+          status: 'incomplete',
+          metadata: decodeCallerMetadata(remote.metadata),
+        });
+      }
+      if (event.created >= subscription.providerEventCreated) {
+        await applyProviderState(em, subscription, remote, event.created);
+      }
+      return { applied: true };
+    });
+  }
+
+  /** Who the new subscription belongs to; a checkout by e-mail creates the customer or links the existing one. */
+  async #owner(
+    em: EntityManager,
+    app: App,
+    buyer: NonNullable<ReturnType<typeof readTracking>>['buyer'],
+    session: ProviderCheckoutSession,
+    remote: ProviderSubscription,
+  ): Promise<{ customer: Customer | null; organization: Organization | null }> {
+    if ('organizationId' in buyer) {
+      const organization = await em.findOne(Organization, { id: buyer.organizationId, app: app.id });
+      if (!organization)
+        throw new NotificationNotApplicable(`organization ${buyer.organizationId} does not exist`);
+      organization.paymentCustomerId ??= remote.customerId;
+      return { customer: null, organization };
+    }
+    let customer: Customer | null;
+    if ('customerId' in buyer) {
+      customer = await em.findOne(Customer, { id: buyer.customerId, app: app.id });
+      if (!customer) throw new NotificationNotApplicable(`customer ${buyer.customerId} does not exist`);
+    } else {
+      const email = session.customerEmail ?? buyer.email;
+      customer =
+        (await em.findOne(Customer, { app: app.id, emailLower: email.toLowerCase() })) ??
+        em.create(Customer, {
+          id: newId('cus'),
+          app,
+          email,
+          emailLower: email.toLowerCase(),
+          name: session.customerName,
+        });
+    }
+    if (!customer.paymentCustomerId) {
+      customer.paymentCustomerId = remote.customerId;
+      customer.updatedAt = new Date();
+    }
+    return { customer, organization: null };
+  }
+
+  async #subscriptionChanged(
+    event: ProviderEvent,
+    remote: ProviderSubscription,
+  ): Promise<{ applied: boolean }> {
+    return this.orm.em.transactional(async (em) => {
+      if (!(await markProcessed(em, event))) return { applied: false };
+      const subscription = await em.findOne(
+        Subscription,
+        { stripeSubscriptionId: remote.id },
+        { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      // Not (yet) Tollgate's: the completed-checkout notification creates it with the state read then.
+      if (!subscription) return { applied: false };
+      // A late, older event must not move the subscription back to an earlier state.
+      if (event.created < subscription.providerEventCreated) return { applied: false };
+      await applyProviderState(em, subscription, remote, event.created);
+      return { applied: true };
+    });
+  }
+}
+
+/**
+ * Records the event id in the caller's transaction; false when it was already recorded. A concurrent
+ * delivery of the same id waits here for the first one's transaction and then sees the conflict.
+ */
+async function markProcessed(em: EntityManager, event: ProviderEvent): Promise<boolean> {
+  const rows = await em
+    .getConnection()
+    .execute<{ id: string }[]>(
+      'insert into processed_event (id, type) values (?, ?) on conflict (id) do nothing returning id',
+      [event.id, event.type],
+      'all',
+      em.getTransactionContext(),
+    );
+  return rows.length === 1;
+}

@@ -1,0 +1,66 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
+import { parseInput } from '../../core/validation.js';
+import { App } from '../apps/app.entity.js';
+import { Plan } from '../entitlements/plan.entity.js';
+import { appIdSchema, planInputSchema } from './plans.schemas.js';
+
+/** Plans of an app: the operator defines them; apps and their customers read them. */
+export class PlansService {
+  constructor(private readonly orm: MikroORM) {}
+
+  /**
+   * Creates the plan with this id (slug) or changes it; fields left out keep their value. Making a plan
+   * the default takes the default away from the app's other plans in the same transaction.
+   */
+  async upsertPlan(principal: Principal, appId: unknown, input: unknown): Promise<Plan> {
+    requireAdmin(principal);
+    const app = parseInput(appIdSchema, appId);
+    const { id: slug, ...fields } = parseInput(planInputSchema, input);
+    return this.orm.em.transactional(async (em) => {
+      if (!(await em.findOne(App, { id: app }))) throw new NotFoundError('App', app);
+      // Serializes upserts of one app's plans, so two concurrent "make default" calls cannot both win.
+      await em
+        .getConnection()
+        .execute('select id from app where id = ? for update', [app], 'all', em.getTransactionContext());
+      let plan = await em.findOne(Plan, { app, slug });
+      if (!plan) {
+        plan = em.create(Plan, { id: newId('pln'), app: em.getReference(App, app), slug, name: fields.name });
+      }
+      em.assign(plan, fields);
+      if (fields.isDefault) {
+        await em.nativeUpdate(Plan, { app, isDefault: true, id: { $ne: plan.id } }, { isDefault: false });
+      }
+      await em.flush();
+      return plan;
+    });
+  }
+
+  /** The plans of the caller's app (an API key or session), or of `appId` for the operator. */
+  async listPlans(principal: Principal, appId?: unknown): Promise<Plan[]> {
+    const app = this.#appOf(principal, appId);
+    return this.orm.em.find(Plan, { app }, { orderBy: { createdAt: 'asc', slug: 'asc' } });
+  }
+
+  /** A plan of an app by its public id, or 404. */
+  async getPlanOrFail(appId: string, slug: string): Promise<Plan> {
+    const plan = await this.orm.em.findOne(Plan, { app: appId, slug });
+    if (!plan) throw new NotFoundError('Plan', slug);
+    return plan;
+  }
+
+  #appOf(principal: Principal, appId: unknown): string {
+    if (principal.kind === 'admin') {
+      if (appId === undefined || appId === null)
+        throw new ValidationError('appId: is required for the admin token');
+      return parseInput(appIdSchema, appId);
+    }
+    const caller = requireAppPrincipal(principal);
+    // An app's credential sees its own plans; naming another app is answered as if it did not exist.
+    if (appId !== undefined && appId !== null && appId !== caller.appId)
+      throw new NotFoundError('App', String(appId));
+    return caller.appId;
+  }
+}
