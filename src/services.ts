@@ -18,6 +18,7 @@ import { ProviderNotificationsService } from './modules/payments/provider-notifi
 import { PlansService } from './modules/plans/plans.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
+import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 
@@ -52,6 +53,7 @@ export interface Services {
   readonly providerNotifications: ProviderNotificationsService;
   readonly rateLimits: RateLimitsService;
   readonly sessions: SessionsService;
+  readonly subscriptionHistory: SubscriptionHistoryService;
   readonly subscriptionLifecycle: SubscriptionLifecycleService;
   readonly subscriptions: SubscriptionsService;
 }
@@ -81,6 +83,7 @@ export function createServices(deps: Deps): Services {
     providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
+    subscriptionHistory: new SubscriptionHistoryService(deps.orm),
     subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.payments),
     subscriptions: new SubscriptionsService(deps.orm),
   };

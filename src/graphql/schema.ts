@@ -11,6 +11,8 @@ import { OrganizationsResolver } from '../modules/organizations/organizations.re
 import { PlansResolver } from '../modules/plans/plans.resolver.js';
 import { FIELD_LIMITS } from '../modules/rate-limits/field-limits.js';
 import { SubscriptionsResolver } from '../modules/subscriptions/subscriptions.resolver.js';
+import { CustomerSubscriptionsResolver } from '../modules/subscriptions/customer-subscriptions.resolver.js';
+import { SubscriptionLifecycleResolver } from '../modules/subscriptions/subscription-lifecycle.resolver.js';
 import { fieldRateLimits } from './field-rate-limit.middleware.js';
 
 /** Every resolver of the API. A new module adds its resolver here. */
@@ -23,6 +25,8 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   EntitlementsResolver,
   InvoicesResolver,
   OrganizationsResolver,
+  CustomerSubscriptionsResolver,
+  SubscriptionLifecycleResolver,
   PlansResolver,
   SubscriptionsResolver,
 ];

@@ -4,6 +4,7 @@ import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
+import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import type { Services } from '../services.js';
 
 /**
@@ -17,6 +18,7 @@ export function v1Router(services: Services): Router {
   router.use(checkoutRouter(services));
   router.use(customersRouter(services));
   router.use(entitlementsRouter(services));
+  router.use(subscriptionLifecycleRouter(services));
   router.use(subscriptionsRouter(services));
   return router;
 }

@@ -11,7 +11,8 @@ import {
   noOptionsSchema,
   subscriptionIdSchema,
 } from './subscription-lifecycle.schemas.js';
-import { type LifecycleAction, statusFromProvider, transitionProblem } from './subscription-transitions.js';
+import { applyProviderState } from './subscription-sync.js';
+import { type LifecycleAction, transitionProblem } from './subscription-transitions.js';
 
 /**
  * Cancel, pause and resume: each change is made at Stripe first (with an idempotency key), then the
@@ -60,6 +61,8 @@ export class SubscriptionLifecycleService {
         { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
       if (!subscription) throw new NotFoundError('Subscription', id);
+      // Loaded apart from the locked read, so the row lock never extends to the plan's row.
+      await em.populate(subscription, ['plan']);
       await this.#authorize(em, caller, subscription);
       const problem = transitionProblem(action, subscription);
       if (problem) throw new ConflictError(problem);
@@ -67,7 +70,10 @@ export class SubscriptionLifecycleService {
       // result instead of applying the change twice, while a later change gets a fresh key.
       const idempotencyKey = `tollgate-${subscription.id}-${action}-${subscription.updatedAt.getTime()}`;
       const remote = await this.#applyAtProvider(subscription.stripeSubscriptionId, action, idempotencyKey);
-      store(subscription, remote);
+      // Stripe's answer is stored as a notification would store it. The notification of this change,
+      // arriving later, carries the same state; the event watermark stays as it was, so notifications
+      // are still ordered by Stripe's own clock only.
+      await applyProviderState(em, subscription, remote, subscription.providerEventCreated);
       return subscription;
     });
   }
@@ -120,13 +126,4 @@ export class SubscriptionLifecycleService {
         );
     }
   }
-}
-
-/** Stores the state Stripe answered with. */
-function store(subscription: Subscription, remote: ProviderSubscription): void {
-  subscription.status = statusFromProvider(remote);
-  subscription.cancelAtPeriodEnd = remote.cancelAtPeriodEnd;
-  subscription.canceledAt = remote.canceledAt;
-  subscription.currentPeriodEnd = remote.currentPeriodEnd;
-  subscription.trialEnd = remote.trialEnd;
 }

@@ -1,0 +1,46 @@
+import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import type { GraphQLContext } from '../../graphql/context.js';
+import { SubscriptionType } from './subscription.type.js';
+
+/** Cancel, pause and resume over the same core as `POST /v1/subscriptions/:id/…`. */
+@Resolver()
+export class SubscriptionLifecycleResolver {
+  @Mutation(() => SubscriptionType, {
+    description:
+      'Cancels now (→ canceled), or with atPeriodEnd at the end of the paid period (cancelAtPeriodEnd)',
+  })
+  async cancelSubscription(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GraphQLContext,
+    @Arg('atPeriodEnd', () => Boolean, { nullable: true }) atPeriodEnd?: boolean | null,
+  ): Promise<SubscriptionType> {
+    const input = atPeriodEnd != null ? { atPeriodEnd } : {};
+    return SubscriptionType.from(
+      await ctx.services.subscriptionLifecycle.cancelSubscription(ctx.principal, id, input),
+    );
+  }
+
+  @Mutation(() => SubscriptionType, {
+    description: 'Pauses collection (→ paused, which grants no entitlements)',
+  })
+  async pauseSubscription(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<SubscriptionType> {
+    return SubscriptionType.from(
+      await ctx.services.subscriptionLifecycle.pauseSubscription(ctx.principal, id, {}),
+    );
+  }
+
+  @Mutation(() => SubscriptionType, {
+    description: 'Resumes a paused subscription, or withdraws a cancellation scheduled for the period end',
+  })
+  async resumeSubscription(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<SubscriptionType> {
+    return SubscriptionType.from(
+      await ctx.services.subscriptionLifecycle.resumeSubscription(ctx.principal, id, {}),
+    );
+  }
+}
