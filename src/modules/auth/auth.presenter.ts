@@ -1,4 +1,5 @@
 import type { Customer, Metadata } from '../customers/customer.entity.js';
+import { presentEntitlements } from '../entitlements/entitlements.presenter.js';
 import type { Entitlements } from '../entitlements/entitlements.service.js';
 import type { VerifiedLogin } from './magic-links.service.js';
 import type { SessionView } from './sessions.service.js';
@@ -11,15 +12,10 @@ export interface SessionCustomerJson {
   readonly metadata: Metadata;
 }
 
-export interface EntitlementsJson {
-  readonly planName: string | null;
-  readonly features: Record<string, unknown>;
-}
-
 /** The interface's Session object; `organizationId` and `orgRole` only in an organization context. */
 export interface SessionJson {
   readonly customer: SessionCustomerJson;
-  readonly entitlements: EntitlementsJson;
+  readonly entitlements: Entitlements;
   readonly organizationId?: string;
   readonly orgRole?: string;
 }
@@ -28,15 +24,11 @@ export interface SessionJson {
 export interface VerifyResultJson {
   readonly sessionToken: string;
   readonly customer: SessionCustomerJson;
-  readonly entitlements: EntitlementsJson;
+  readonly entitlements: Entitlements;
 }
 
 export function presentSessionCustomer(customer: Customer): SessionCustomerJson {
   return { id: customer.id, email: customer.email, name: customer.name, metadata: customer.metadata };
-}
-
-export function presentEntitlements(entitlements: Entitlements): EntitlementsJson {
-  return { planName: entitlements.planName, features: { ...entitlements.features } };
 }
 
 export function presentSession(view: SessionView): SessionJson {

@@ -1,7 +1,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
 import type { Customer, Metadata } from '../customers/customer.entity.js';
-import type { Entitlements } from '../entitlements/entitlements.service.js';
+import { EntitlementsType } from '../entitlements/entitlement.type.js';
 import type { VerifiedLogin } from './magic-links.service.js';
 import type { SessionView } from './sessions.service.js';
 
@@ -26,32 +26,12 @@ export class SessionCustomerType {
   }
 }
 
-@ObjectType('SessionEntitlements', {
-  description: 'What the session context (customer or organization) may use',
-})
-export class SessionEntitlementsType {
-  @Field(() => String, {
-    nullable: true,
-    description: 'null when there is neither a subscription nor a default plan',
-  })
-  planName!: string | null;
-  @Field(() => GraphQLJSONObject, { description: 'Feature keys → boolean, number or string' })
-  features!: Record<string, unknown>;
-
-  static from(entitlements: Entitlements): SessionEntitlementsType {
-    return Object.assign(new SessionEntitlementsType(), {
-      planName: entitlements.planName,
-      features: { ...entitlements.features },
-    });
-  }
-}
-
 @ObjectType('Session', { description: 'The customer session a session token stands for' })
 export class SessionType {
   @Field(() => SessionCustomerType)
   customer!: SessionCustomerType;
-  @Field(() => SessionEntitlementsType)
-  entitlements!: SessionEntitlementsType;
+  @Field(() => EntitlementsType)
+  entitlements!: EntitlementsType;
   @Field(() => ID, { nullable: true, description: 'Set only in an organization context' })
   organizationId?: string;
   @Field(() => String, {
@@ -63,7 +43,7 @@ export class SessionType {
   static from(view: SessionView): SessionType {
     return Object.assign(new SessionType(), {
       customer: SessionCustomerType.from(view.customer),
-      entitlements: SessionEntitlementsType.from(view.entitlements),
+      entitlements: EntitlementsType.from(view.entitlements),
       organizationId: view.organizationId,
       orgRole: view.orgRole,
     });
@@ -76,14 +56,14 @@ export class VerifyMagicLinkPayload {
   sessionToken!: string;
   @Field(() => SessionCustomerType)
   customer!: SessionCustomerType;
-  @Field(() => SessionEntitlementsType)
-  entitlements!: SessionEntitlementsType;
+  @Field(() => EntitlementsType)
+  entitlements!: EntitlementsType;
 
   static from(login: VerifiedLogin): VerifyMagicLinkPayload {
     return Object.assign(new VerifyMagicLinkPayload(), {
       sessionToken: login.sessionToken,
       customer: SessionCustomerType.from(login.customer),
-      entitlements: SessionEntitlementsType.from(login.entitlements),
+      entitlements: EntitlementsType.from(login.entitlements),
     });
   }
 }
