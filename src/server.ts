@@ -118,7 +118,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
           await paymentsRef.close();
-          await services.entitlements.close();
+          await services.changes.close();
           await storeRef.close();
           await ormRef.close(true);
           mailer.close();

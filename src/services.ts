@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
+import { ChangeFeed } from './core/change-feed.js';
 import type { Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { AppsService } from './modules/apps/apps.service.js';
@@ -40,6 +41,8 @@ export interface Deps {
 
 /** The core services, shared by the REST and GraphQL transports. */
 export interface Services {
+  /** Committed database changes (LISTEN/NOTIFY) that keep the in-process caches exact; closed at shutdown. */
+  readonly changes: ChangeFeed;
   readonly apps: AppsService;
   readonly checkout: CheckoutService;
   readonly coupons: CouponsService;
@@ -59,13 +62,15 @@ export interface Services {
 }
 
 export function createServices(deps: Deps): Services {
-  const entitlements = new EntitlementsService(deps.orm, deps.logger);
+  const changes = new ChangeFeed(deps.orm.config.get('clientUrl')!, deps.logger);
+  const entitlements = new EntitlementsService(deps.orm, changes);
   const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
   return {
     apps: new AppsService(deps.orm),
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
-    credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken),
+    changes,
+    credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken, changes),
     customers: new CustomersService(deps.orm, deps.clock),
     entitlements,
     invoices: new InvoicesService(deps.orm, deps.payments),

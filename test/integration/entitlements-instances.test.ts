@@ -65,6 +65,42 @@ describe('entitlements across instances', () => {
     expect(await sso(b, token)).toBe(true);
   });
 
+  it('refuses a revoked session and a removed member on the other instance at the very next request', async () => {
+    const { appId, apiKey } = await a.createApp({ organizationsEnabled: true });
+    const fx = new Fixtures(a, appId);
+    const owner = await fx.customer();
+    const member = await fx.customer();
+    const org = await fx.organization({ [owner]: 'owner', [member]: 'member' });
+    const personal = await fx.session(member);
+    const inOrg = await fx.session(member, org);
+    const entitlements = (token: string) =>
+      b.http.get('/v1/entitlements').set('authorization', `Bearer ${token}`);
+    expect((await entitlements(personal)).status).toBe(200);
+    expect((await entitlements(inOrg)).status).toBe(200);
+
+    const removed = await a.graphql(
+      'mutation($o: ID!, $c: ID!) { removeOrganizationMember(organizationId: $o, customerId: $c) }',
+      { o: org, c: member },
+      apiKey,
+    );
+    expect(removed.body).toEqual({ data: { removeOrganizationMember: true } });
+    expect((await entitlements(inOrg)).status).toBe(401);
+    expect((await entitlements(personal)).status).toBe(200);
+
+    await withContext(a.deps.orm, () =>
+      a.deps.orm.em
+        .getConnection()
+        .execute('update session set revoked_at = now() where customer_id = ?', [member]),
+    );
+    const revoked = await entitlements(personal);
+    expect(revoked.status).toBe(401);
+    expect(revoked.body).toEqual({
+      statusCode: 401,
+      message: 'Invalid or expired session token',
+      error: 'Unauthorized',
+    });
+  });
+
   it('keeps serving the committed state when a change is rolled back', async () => {
     const { appId } = await a.createApp();
     const fx = new Fixtures(a, appId);
@@ -104,11 +140,11 @@ describe('entitlements across instances', () => {
     const token = await fx.session(customerId);
     expect(await sso(b, token)).toBe(true);
 
-    // Ends every entitlement listener of this test database (other test files' fall back the same way).
+    // Ends every change listener of this test database (other test files' caches fall back the same way).
     await withContext(a.deps.orm, () =>
       a.deps.orm.em.getConnection().execute(
         `select pg_terminate_backend(pid) from pg_stat_activity
-            where datname = current_database() and application_name = 'tollgate-entitlements'`,
+            where datname = current_database() and application_name = 'tollgate-changes'`,
       ),
     );
     await fx.setSubscription(sub, { status: 'canceled' });
@@ -118,11 +154,11 @@ describe('entitlements across instances', () => {
 
     // The connection is retried on demand, at most once a second; once back, changes still show at once.
     const deadline = Date.now() + 10_000;
-    while (!b.services.entitlements.listening && Date.now() < deadline) {
+    while (!b.services.changes.listening && Date.now() < deadline) {
       await withContext(b.deps.orm, () => b.services.entitlements.resolve({ appId, customerId }));
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(b.services.entitlements.listening).toBe(true);
+    expect(b.services.changes.listening).toBe(true);
     await fx.setSubscription(sub, { status: 'paused' });
     expect(await sso(b, token)).toBe(null);
   });

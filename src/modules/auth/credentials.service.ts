@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import type { Clock } from '../../core/clock.js';
 import { UnauthorizedError } from '../../core/errors.js';
 import { ANONYMOUS, type OrgRole, type Principal } from '../../core/principal.js';
@@ -6,17 +7,42 @@ import { API_KEY_PREFIX, hashSecret, SESSION_TOKEN_PREFIX, secretsEqual } from '
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 
+interface SessionRow {
+  readonly id: string;
+  readonly app_id: string;
+  readonly customer_id: string;
+  readonly organization_id: string | null;
+  readonly role: OrgRole | null;
+  readonly expires_at: Date;
+}
+
+/** Cached sessions a change makes stale: a revoked or deleted session, a changed or ended membership. */
+function staleSessions(change: Change): string[] {
+  if (change.t === 'session') return [`session:${change.id}`];
+  if (change.t === 'member') return [`member:${change.organization}|${change.customer}`];
+  return [];
+}
+
 /**
  * Turns the `Authorization: Bearer …` header into a Principal. One place for REST and GraphQL.
  * Secrets are looked up by their SHA-256 (never compared as plaintext); the admin token is compared in
  * constant time. Missing header → anonymous; present but unknown, expired or revoked → 401.
  */
 export class CredentialsService {
+  /**
+   * Live sessions by token hash, so a request with a session token needs no query of its own. Exact
+   * across instances: revocation and membership changes drop entries when they commit (ChangeFeed).
+   */
+  readonly #sessions: FeedCache<SessionRow | undefined>;
+
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly adminToken: string,
-  ) {}
+    changes: ChangeFeed,
+  ) {
+    this.#sessions = new FeedCache(changes, staleSessions);
+  }
 
   async resolve(authorization: string | undefined): Promise<Principal> {
     if (authorization === undefined || authorization === '') return ANONYMOUS;
@@ -54,29 +80,25 @@ export class CredentialsService {
   }
 
   private async resolveSession(token: string): Promise<Principal> {
-    // An organization session is only valid while its membership exists: removal ends it at once.
-    const rows = await this.connection.execute<
-      {
-        id: string;
-        app_id: string;
-        customer_id: string;
-        organization_id: string | null;
-        role: OrgRole | null;
-      }[]
-    >(
-      `select s.id, s.app_id, s.customer_id, s.organization_id, m.role
-         from session s
-         left join organization_member m
-           on m.organization_id = s.organization_id and m.customer_id = s.customer_id
-        where s.token_hash = ? and s.revoked_at is null and s.expires_at > ?`,
-      [hashSecret(token), this.clock.now()],
+    const hash = hashSecret(token);
+    const row = await this.#sessions.get(
+      hash,
+      () => this.loadSession(hash),
+      (r) => [
+        `session:${r!.id}`,
+        ...(r!.organization_id ? [`member:${r!.organization_id}|${r!.customer_id}`] : []),
+      ],
+      // Only live rows are kept: an unknown token or an ended membership is asked again next time.
+      (r) => r !== undefined && (r.organization_id === null || r.role !== null),
     );
-    const row = rows[0];
-    if (!row) throw new UnauthorizedError('Invalid or expired session token');
+    if (!row || new Date(row.expires_at) <= this.clock.now()) {
+      throw new UnauthorizedError('Invalid or expired session token');
+    }
     if (row.organization_id === null) {
       return { kind: 'session', appId: row.app_id, customerId: row.customer_id, sessionId: row.id };
     }
-    if (row.role === null) throw new UnauthorizedError('The session no longer has access to this organization');
+    if (row.role === null)
+      throw new UnauthorizedError('The session no longer has access to this organization');
     return {
       kind: 'session',
       appId: row.app_id,
@@ -85,5 +107,19 @@ export class CredentialsService {
       organizationId: row.organization_id,
       orgRole: row.role,
     };
+  }
+
+  /** A session that is not revoked, with the caller's role when it acts in an organization. */
+  private async loadSession(hash: string): Promise<SessionRow | undefined> {
+    // An organization session is only valid while its membership exists: removal ends it at once.
+    const rows = await this.connection.execute<SessionRow[]>(
+      `select s.id, s.app_id, s.customer_id, s.organization_id, m.role, s.expires_at
+         from session s
+         left join organization_member m
+           on m.organization_id = s.organization_id and m.customer_id = s.customer_id
+        where s.token_hash = ? and s.revoked_at is null`,
+      [hash],
+    );
+    return rows[0];
   }
 }

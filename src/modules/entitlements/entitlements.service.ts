@@ -1,14 +1,35 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
-import { type EntitlementContext, NotifiedCache } from './entitlements.cache.js';
 import { entitlementQuerySchema, featureSchema } from './entitlements.schemas.js';
 import type { Features, FeatureValue } from './plan.entity.js';
 
-export type { EntitlementContext };
+/** Whose entitlements: a customer's own, or an organization's (shared by its members). */
+export type EntitlementContext =
+  | { readonly appId: string; readonly customerId: string; readonly organizationId?: undefined }
+  | { readonly appId: string; readonly organizationId: string; readonly customerId?: undefined };
+
+function contextKey(appId: string, kind: 'c' | 'o', id: string): string {
+  return `${appId}|${kind}|${id}`;
+}
+
+/** Cached entitlements a change makes stale: a subscription's context, or a whole app for a plan. */
+function staleBy(change: Change): string[] {
+  switch (change.t) {
+    case 'subscription':
+      return [
+        ...(change.customer !== null ? [`ctx:${contextKey(change.app, 'c', change.customer)}`] : []),
+        ...(change.organization !== null ? [`ctx:${contextKey(change.app, 'o', change.organization)}`] : []),
+      ];
+    case 'plan':
+      return [`app:${change.app}`];
+    default:
+      return [];
+  }
+}
 
 export interface Entitlements {
   readonly planName: string | null;
@@ -58,20 +79,28 @@ export function isAllowed(value: FeatureValue | null): boolean {
  * cached per context and dropped on every instance when a subscription or plan change commits.
  */
 export class EntitlementsService {
-  readonly #cache: NotifiedCache<Entitlements>;
+  readonly #cache: FeedCache<Entitlements>;
 
   constructor(
     private readonly orm: MikroORM,
-    logger: Logger,
+    changes: ChangeFeed,
   ) {
-    this.#cache = new NotifiedCache(orm.config.get('clientUrl')!, logger);
+    this.#cache = new FeedCache(changes, staleBy);
   }
 
   /** Entitlements of a context the caller has already authorized (used by login, session and checks). */
   async resolve(context: EntitlementContext): Promise<Entitlements> {
     // Inside a transaction the caller may have written rows not yet committed: read them, cache nothing.
     if (this.orm.em.isInTransaction()) return this.#load(context);
-    return this.#cache.get(context, () => this.#load(context));
+    const key =
+      context.organizationId !== undefined
+        ? contextKey(context.appId, 'o', context.organizationId)
+        : contextKey(context.appId, 'c', context.customerId);
+    return this.#cache.get(
+      key,
+      () => this.#load(context),
+      () => [`app:${context.appId}`, `ctx:${key}`],
+    );
   }
 
   /** `GET /v1/entitlements`: the session's context, or with an API key `customerId`/`organizationId`. */
@@ -85,16 +114,6 @@ export class EntitlementsService {
     const { features } = await this.getEntitlements(principal, query);
     const value = Object.hasOwn(features, name) ? features[name]! : null;
     return { feature: name, allowed: isAllowed(value), value };
-  }
-
-  /** Whether the cache is receiving change notifications (when not, every read goes to the database). */
-  get listening(): boolean {
-    return this.#cache.listening;
-  }
-
-  /** Stops listening for changes (server shutdown). */
-  close(): Promise<void> {
-    return this.#cache.close();
   }
 
   async #load(context: EntitlementContext): Promise<Entitlements> {

@@ -1,7 +1,7 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, ManyToOne, PrimaryKey, Property, Trigger, Unique } from '@mikro-orm/decorators/legacy';
+import { PLAN_CHANGES_TRIGGER } from '../../core/change-triggers.js';
 import { App } from '../apps/app.entity.js';
-import { PLAN_NOTIFY_TRIGGER } from './entitlements-notify.js';
 
 export type FeatureValue = boolean | number | string;
 export type Features = Record<string, FeatureValue>;
@@ -13,7 +13,7 @@ export type Features = Record<string, FeatureValue>;
 @Entity({ tableName: 'plan' })
 @Unique({ properties: ['app', 'slug'] })
 // A plan change (features, default plan) reaches every instance's entitlement cache.
-@Trigger(PLAN_NOTIFY_TRIGGER)
+@Trigger(PLAN_CHANGES_TRIGGER)
 export class Plan {
   @PrimaryKey({ type: 'text' })
   id!: string;

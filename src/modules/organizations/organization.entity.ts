@@ -1,5 +1,14 @@
 import type { Opt } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import {
+  Entity,
+  Index,
+  ManyToOne,
+  PrimaryKey,
+  Property,
+  Trigger,
+  Unique,
+} from '@mikro-orm/decorators/legacy';
+import { MEMBER_CHANGES_TRIGGER } from '../../core/change-triggers.js';
 import type { OrgRole } from '../../core/principal.js';
 import { App } from '../apps/app.entity.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
@@ -33,6 +42,8 @@ export class Organization {
 /** A customer's role in an organization. */
 @Entity({ tableName: 'organization_member' })
 @Unique({ properties: ['organization', 'customer'] })
+// Removing a member or changing a role reaches every instance's credential cache when it commits.
+@Trigger(MEMBER_CHANGES_TRIGGER)
 export class OrganizationMember {
   @PrimaryKey({ type: 'text' })
   id!: string;

@@ -1,8 +1,8 @@
 import { BigIntType, type Opt } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, PrimaryKey, Property, Trigger } from '@mikro-orm/decorators/legacy';
+import { SUBSCRIPTION_CHANGES_TRIGGER } from '../../core/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
-import { SUBSCRIPTION_NOTIFY_TRIGGER } from '../entitlements/entitlements-notify.js';
 import { Plan } from '../entitlements/plan.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 
@@ -27,7 +27,7 @@ export const ENTITLING_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'a
 @Index({ properties: ['customer', 'createdAt'] })
 @Index({ properties: ['organization', 'createdAt'] })
 // Every subscription change reaches every instance's entitlement cache when it commits.
-@Trigger(SUBSCRIPTION_NOTIFY_TRIGGER)
+@Trigger(SUBSCRIPTION_CHANGES_TRIGGER)
 export class Subscription {
   @PrimaryKey({ type: 'text' })
   id!: string;

@@ -1,0 +1,261 @@
+import pg from 'pg';
+import type { Logger } from './logger.js';
+
+/**
+ * The channel every change trigger notifies (see modules/entitlements/entitlements-notify.ts). Triggers on
+ * `subscription`, `plan`, `session` and `organization_member` send it from the writing transaction, so a
+ * notice reaches every instance exactly when the change commits, and never for a rollback.
+ */
+export const CHANGES_CHANNEL = 'tollgate_changes';
+
+const RECONNECT_DELAY_MS = 1_000;
+/** A round trip slower than this counts as a lost connection (caches then read the database). */
+const ROUND_TRIP_TIMEOUT_MS = 2_000;
+
+/** What changed, as the triggers describe it. */
+export type Change =
+  | {
+      readonly t: 'subscription';
+      readonly app: string;
+      readonly customer: string | null;
+      readonly organization: string | null;
+    }
+  | { readonly t: 'plan'; readonly app: string }
+  | { readonly t: 'session'; readonly id: string }
+  | { readonly t: 'member'; readonly organization: string; readonly customer: string };
+
+export interface ChangeListener {
+  /** A committed change. */
+  changed(change: Change): void;
+  /** Notices may have been missed (connection lost or unreadable notice): forget everything. */
+  reset(): void;
+}
+
+/**
+ * Committed database changes, pushed by PostgreSQL `LISTEN/NOTIFY` on one dedicated connection per
+ * process, for in-process caches that must never serve a value older than the reader's request.
+ *
+ * A notice travels asynchronously, so `synced()` makes a round trip on the listening connection:
+ * PostgreSQL delivers every notification queued before a query's reply ahead of that reply, so once it
+ * is back, every change committed before `synced()` was called has been handed to the listeners.
+ * Concurrent callers share round trips. Without a working connection `synced()` answers false and the
+ * caches read the database instead (fail-open to the source of truth, never to stale data); the
+ * connection is retried on demand, at most once a second. Nothing connects until first used.
+ */
+export class ChangeFeed {
+  readonly #listeners = new Set<ChangeListener>();
+  #client: pg.Client | undefined;
+  #connecting: Promise<boolean> | undefined;
+  #ready = false;
+  #closed = false;
+  #retryAt = 0;
+  #version = 0;
+  #inFlight: Promise<boolean> | undefined;
+  #queued: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly logger: Logger,
+  ) {}
+
+  listen(listener: ChangeListener): void {
+    this.#listeners.add(listener);
+  }
+
+  /**
+   * Moves on every notice and every connection change. A cache stores a value loaded from the database
+   * only if the version did not move while loading, so a value read before a change never outlives it.
+   */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** Whether changes are being received (when not, caches read the database). */
+  get listening(): boolean {
+    return this.#ready;
+  }
+
+  /** True once every change committed before this call has been handed to the listeners. */
+  async synced(): Promise<boolean> {
+    if (this.#closed) return false;
+    if (!this.#ready && !(await this.#connect())) return false;
+    return this.#barrier();
+  }
+
+  /** Stops listening; later reads go to the database. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#connecting;
+    const client = this.#client;
+    this.#client = undefined;
+    this.#ready = false;
+    this.#reset();
+    await client?.end().catch(() => undefined);
+  }
+
+  /**
+   * A caller arriving while a round trip is in flight cannot rely on it (it was sent before the
+   * caller's moment), so it waits for the next one, which every such caller shares.
+   */
+  #barrier(): Promise<boolean> {
+    if (!this.#inFlight) {
+      this.#inFlight = this.#roundTrip().finally(() => {
+        this.#inFlight = undefined;
+      });
+      return this.#inFlight;
+    }
+    this.#queued ??= this.#inFlight.then(() => {
+      this.#queued = undefined;
+      return this.#barrier();
+    });
+    return this.#queued;
+  }
+
+  async #roundTrip(): Promise<boolean> {
+    const client = this.#client;
+    if (!client || !this.#ready) return false;
+    try {
+      await client.query('select 1');
+      return this.#ready && this.#client === client;
+    } catch {
+      this.#lost(client, 'round trip failed');
+      return false;
+    }
+  }
+
+  #connect(): Promise<boolean> {
+    if (this.#closed || Date.now() < this.#retryAt) return Promise.resolve(false);
+    this.#connecting ??= (async () => {
+      const client = new pg.Client({
+        connectionString: this.databaseUrl,
+        query_timeout: ROUND_TRIP_TIMEOUT_MS,
+        // Named so operators can tell it apart in pg_stat_activity.
+        application_name: 'tollgate-changes',
+      });
+      client.on('error', () => this.#lost(client, 'connection error'));
+      client.on('end', () => this.#lost(client, 'connection ended'));
+      client.on('notification', (message) => {
+        if (message.channel === CHANGES_CHANNEL) this.#apply(message.payload);
+      });
+      try {
+        await client.connect();
+        await client.query(`listen ${CHANGES_CHANNEL}`);
+      } catch (error) {
+        this.#retryAt = Date.now() + RECONNECT_DELAY_MS;
+        this.logger.warn({ err: error }, 'change feed: cannot listen; caches read the database');
+        await client.end().catch(() => undefined);
+        return false;
+      }
+      if (this.#closed) {
+        await client.end().catch(() => undefined);
+        return false;
+      }
+      this.#client = client;
+      this.#reset();
+      this.#ready = true;
+      return true;
+    })().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  #lost(client: pg.Client, reason: string): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    this.#ready = false;
+    this.#reset();
+    if (this.#closed) return;
+    this.#retryAt = Date.now() + RECONNECT_DELAY_MS;
+    this.logger.warn({ reason }, 'change feed: lost its connection; caches read the database');
+    client.end().catch(() => undefined);
+  }
+
+  #apply(payload: string | undefined): void {
+    this.#version++;
+    let change: Change;
+    try {
+      change = JSON.parse(payload ?? '') as Change;
+    } catch {
+      this.#reset();
+      return;
+    }
+    for (const listener of this.#listeners) listener.changed(change);
+  }
+
+  #reset(): void {
+    this.#version++;
+    for (const listener of this.#listeners) listener.reset();
+  }
+}
+
+/**
+ * A bounded in-process cache over a ChangeFeed. Entries carry tags; a change drops every entry holding
+ * one of the tags `tagsOf(change)` names. Reads wait for `feed.synced()`; without it they load.
+ */
+export class FeedCache<V> implements ChangeListener {
+  readonly #entries = new Map<string, { readonly value: V; readonly tags: readonly string[] }>();
+  readonly #byTag = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly feed: ChangeFeed,
+    private readonly tagsOf: (change: Change) => readonly string[],
+    private readonly maxEntries = 10_000,
+  ) {
+    feed.listen(this);
+  }
+
+  /** The cached value for `key`, else `load()`'s result, stored when `keep` says so and it is safe to. */
+  async get(
+    key: string,
+    load: () => Promise<V>,
+    tags: (value: V) => readonly string[],
+    keep: (value: V) => boolean = () => true,
+  ): Promise<V> {
+    if (!(await this.feed.synced())) return load();
+    const hit = this.#entries.get(key);
+    if (hit) return hit.value;
+    const version = this.feed.version;
+    const value = await load();
+    if (keep(value) && this.feed.listening && version === this.feed.version)
+      this.#store(key, value, tags(value));
+    return value;
+  }
+
+  changed(change: Change): void {
+    for (const tag of this.tagsOf(change)) {
+      const keys = this.#byTag.get(tag);
+      if (keys) for (const key of [...keys]) this.#delete(key);
+    }
+  }
+
+  reset(): void {
+    this.#entries.clear();
+    this.#byTag.clear();
+  }
+
+  #store(key: string, value: V, tags: readonly string[]): void {
+    this.#delete(key);
+    if (this.#entries.size >= this.maxEntries) {
+      const oldest = this.#entries.keys().next();
+      if (!oldest.done) this.#delete(oldest.value);
+    }
+    this.#entries.set(key, { value, tags });
+    for (const tag of tags) {
+      const keys = this.#byTag.get(tag);
+      if (keys) keys.add(key);
+      else this.#byTag.set(tag, new Set([key]));
+    }
+  }
+
+  #delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    for (const tag of entry.tags) {
+      const keys = this.#byTag.get(tag);
+      keys?.delete(key);
+      if (keys?.size === 0) this.#byTag.delete(tag);
+    }
+  }
+}
