@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   createPaidPlan,
   eventually,
@@ -31,13 +31,19 @@ const SUCCESS = 'https://shop.example.com/thanks?session={CHECKOUT_SESSION_ID}';
 const CANCEL = 'https://shop.example.com/pricing';
 
 async function createCustomer(apiKey: string, email: string): Promise<{ id: string }> {
-  const res = await server.http.post('/v1/customers').set('authorization', `Bearer ${apiKey}`).send({ email });
+  const res = await server.http
+    .post('/v1/customers')
+    .set('authorization', `Bearer ${apiKey}`)
+    .send({ email });
   expect(res.status).toBe(201);
   return res.body;
 }
 
 async function checkout(apiKey: string, body: Record<string, unknown>): Promise<string> {
-  const res = await server.http.post('/v1/checkout/session').set('authorization', `Bearer ${apiKey}`).send(body);
+  const res = await server.http
+    .post('/v1/checkout/session')
+    .set('authorization', `Bearer ${apiKey}`)
+    .send(body);
   expect(res.status).toBe(200);
   expectOpenApiResponse(res);
   expect(Object.keys(res.body)).toEqual(['url']);
@@ -85,9 +91,13 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
     expect(url.startsWith(`${server.payments.apiBase}/checkout/cs_test_`)).toBe(true);
 
     // The customer got a Stripe customer on the way, and it is stored.
-    const stored = await server.http.get(`/v1/customers/${customer.id}`).set('authorization', `Bearer ${apiKey}`);
+    const stored = await server.http
+      .get(`/v1/customers/${customer.id}`)
+      .set('authorization', `Bearer ${apiKey}`);
     expect(stored.body.paymentCustomerId).toMatch(/^cus_/);
-    const stripeCustomer = (await stripe.customers.retrieve(stored.body.paymentCustomerId)) as Stripe.Customer;
+    const stripeCustomer = (await stripe.customers.retrieve(
+      stored.body.paymentCustomerId,
+    )) as Stripe.Customer;
     expect(stripeCustomer.email).toBe('existing@example.com');
 
     const page = await (await fetch(url)).text();
@@ -113,9 +123,17 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
 
     // At Stripe, the session and the subscription carry Tollgate's tracking metadata.
     const session = await stripe.checkout.sessions.retrieve(sessionId);
-    expect(session.metadata).toEqual({ tollgate_app_id: appId, tollgate_plan_id: 'pro', tollgate_customer_id: customer.id });
+    expect(session.metadata).toEqual({
+      tollgate_app_id: appId,
+      tollgate_plan_id: 'pro',
+      tollgate_customer_id: customer.id,
+    });
     const remote = await stripe.subscriptions.retrieve(String(session.subscription));
-    expect(remote.metadata).toMatchObject({ tollgate_app_id: appId, tollgate_plan_id: 'pro', tollgate_customer_id: customer.id });
+    expect(remote.metadata).toMatchObject({
+      tollgate_app_id: appId,
+      tollgate_plan_id: 'pro',
+      tollgate_customer_id: customer.id,
+    });
     expect(remote.customer).toBe(stored.body.paymentCustomerId);
   });
 
@@ -129,24 +147,42 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
       cancelUrl: CANCEL,
       metadata: { source: 'landing' },
     });
-    const list = await server.http.get('/v1/customers').query({ email: 'new.buyer' }).set('authorization', `Bearer ${apiKey}`);
+    const list = await server.http
+      .get('/v1/customers')
+      .query({ email: 'new.buyer' })
+      .set('authorization', `Bearer ${apiKey}`);
     expect(list.body.data).toEqual([]);
 
     const sessionId = await payAndLand(url, { name: 'New Buyer' });
     const created = await eventually(async () => {
-      const res = await server.http.get('/v1/customers').query({ email: 'new.buyer' }).set('authorization', `Bearer ${apiKey}`);
+      const res = await server.http
+        .get('/v1/customers')
+        .query({ email: 'new.buyer' })
+        .set('authorization', `Bearer ${apiKey}`);
       return res.body.data.length === 1 ? res.body.data[0] : undefined;
     });
     const session = await stripe.checkout.sessions.retrieve(sessionId);
-    expect(created).toMatchObject({ email: 'New.Buyer@Example.com', name: 'New Buyer', paymentCustomerId: session.customer });
+    expect(created).toMatchObject({
+      email: 'New.Buyer@Example.com',
+      name: 'New Buyer',
+      paymentCustomerId: session.customer,
+    });
     const subscription = await currentSubscription(apiKey, created.id);
-    expect(subscription).toMatchObject({ plan: { id: 'team', name: 'Team' }, status: 'active', metadata: { source: 'landing' } });
+    expect(subscription).toMatchObject({
+      plan: { id: 'team', name: 'Team' },
+      status: 'active',
+      metadata: { source: 'landing' },
+    });
   });
 
   it('applies a promotion code as a discount, and refuses unknown or expired codes with the reason', async () => {
     const { appId, apiKey } = await server.createApp();
     const { productId } = await createPaidPlan(server, appId, { id: 'pro', name: 'Pro', unitAmount: 2000 });
-    const coupon = await stripe.coupons.create({ percent_off: 25, duration: 'once', applies_to: { products: [productId] } });
+    const coupon = await stripe.coupons.create({
+      percent_off: 25,
+      duration: 'once',
+      applies_to: { products: [productId] },
+    });
     const code = `SPRING${Date.now()}`;
     await stripe.promotionCodes.create({ promotion: { type: 'coupon', coupon: coupon.id }, code });
     const expiredCode = `OLD${Date.now()}`;
@@ -163,7 +199,11 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
       .set('authorization', `Bearer ${apiKey}`)
       .send({ ...base, couponCode: 'NOPE' });
     expect(unknown.status).toBe(400);
-    expect(unknown.body).toEqual({ statusCode: 400, message: 'couponCode: Coupon code not found', error: 'Bad Request' });
+    expect(unknown.body).toEqual({
+      statusCode: 400,
+      message: 'couponCode: Coupon code not found',
+      error: 'Bad Request',
+    });
     const expired = await server.http
       .post('/v1/checkout/session')
       .set('authorization', `Bearer ${apiKey}`)
@@ -185,7 +225,12 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
     const { appId, apiKey } = await server.createApp({ trialPaymentMethod: 'no_payment_method' });
     await createPaidPlan(server, appId, { id: 'pro', name: 'Pro', trialDays: 14 });
     const customer = await createCustomer(apiKey, 'trial@example.com');
-    const url = await checkout(apiKey, { planId: 'pro', customerId: customer.id, successUrl: SUCCESS, cancelUrl: CANCEL });
+    const url = await checkout(apiKey, {
+      planId: 'pro',
+      customerId: customer.id,
+      successUrl: SUCCESS,
+      cancelUrl: CANCEL,
+    });
     const page = await (await fetch(url)).text();
     expect(page).toContain('14-day free trial');
     expect(page).not.toContain('name="card_number"');
@@ -197,7 +242,9 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
     expect(trialEnd).toBeGreaterThan(Date.now() + 13 * DAY_MS);
     expect(trialEnd).toBeLessThan(Date.now() + 15 * DAY_MS);
     expect(subscription.currentPeriodEnd).toBe(subscription.trialEnd);
-    const remote = await stripe.subscriptions.retrieve(String((await stripe.checkout.sessions.retrieve(sessionId)).subscription));
+    const remote = await stripe.subscriptions.retrieve(
+      String((await stripe.checkout.sessions.retrieve(sessionId)).subscription),
+    );
     expect(remote.default_payment_method).toBeNull();
   });
 
@@ -205,7 +252,12 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
     const { appId, apiKey } = await server.createApp({ trialPaymentMethod: 'require_payment_method' });
     await createPaidPlan(server, appId, { id: 'pro', name: 'Pro', trialDays: 7 });
     const customer = await createCustomer(apiKey, 'trial-card@example.com');
-    const url = await checkout(apiKey, { planId: 'pro', customerId: customer.id, successUrl: SUCCESS, cancelUrl: CANCEL });
+    const url = await checkout(apiKey, {
+      planId: 'pro',
+      customerId: customer.id,
+      successUrl: SUCCESS,
+      cancelUrl: CANCEL,
+    });
     expect(await (await fetch(url)).text()).toContain('name="card_number"');
     await payAndLand(url);
     expect((await currentSubscription(apiKey, customer.id)).status).toBe('trialing');
@@ -247,12 +299,22 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
 
     const plans = await server.graphql('{ plans { id name trialDays isDefault features } }', {}, token);
     expect(plans.body).toEqual({
-      data: { plans: [{ id: 'pro', name: 'Pro', trialDays: 0, isDefault: false, features: { projects: 10 } }] },
+      data: {
+        plans: [{ id: 'pro', name: 'Pro', trialDays: 0, isDefault: false, features: { projects: 10 } }],
+      },
     });
 
     const created = await server.graphql(
       `mutation($input: CheckoutSessionInput!) { createCheckoutSession(input: $input) { url } }`,
-      { input: { planId: 'pro', customerId: customer.id, successUrl: SUCCESS, cancelUrl: CANCEL, metadata: { via: 'graphql' } } },
+      {
+        input: {
+          planId: 'pro',
+          customerId: customer.id,
+          successUrl: SUCCESS,
+          cancelUrl: CANCEL,
+          metadata: { via: 'graphql' },
+        },
+      },
       token,
     );
     expect(created.body.errors).toBeUndefined();
@@ -263,7 +325,11 @@ describe('checkout end to end through the Stripe SDK and the hosted page', () =>
       const res = await server.graphql(query, {}, token);
       return res.body.data?.currentSubscription ?? undefined;
     });
-    expect(found).toMatchObject({ status: 'active', metadata: { via: 'graphql' }, plan: { id: 'pro', name: 'Pro' } });
+    expect(found).toMatchObject({
+      status: 'active',
+      metadata: { via: 'graphql' },
+      plan: { id: 'pro', name: 'Pro' },
+    });
 
     const rest = await server.http.get('/v1/subscriptions/current').set('authorization', `Bearer ${token}`);
     expect(rest.status).toBe(200);

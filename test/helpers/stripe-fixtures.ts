@@ -18,7 +18,13 @@ export function stripeFor(server: TestServer): Stripe {
 export async function createPaidPlan(
   server: TestServer,
   appId: string,
-  plan: { id: string; name?: string; trialDays?: number; unitAmount?: number; features?: Record<string, unknown> },
+  plan: {
+    id: string;
+    name?: string;
+    trialDays?: number;
+    unitAmount?: number;
+    features?: Record<string, unknown>;
+  },
 ): Promise<{ planId: string; priceId: string; productId: string }> {
   const stripe = stripeFor(server);
   const product = await stripe.products.create({ name: plan.name ?? plan.id });
@@ -72,13 +78,23 @@ export async function payOnHostedPage(url: string, form: Record<string, string> 
   const fields = { ...form };
   if (html.includes('name="card_number"')) fields.card_number ??= '4242 4242 4242 4242';
   if (html.includes('name="email"')) fields.email ??= 'payer@example.com';
-  return fetch(new URL(action, url), { method: 'POST', body: new URLSearchParams(fields), redirect: 'manual' });
+  return fetch(new URL(action, url), {
+    method: 'POST',
+    body: new URLSearchParams(fields),
+    redirect: 'manual',
+  });
 }
 
 /** A signed notification as Stripe would send it, for posting to `/v1/webhooks/stripe`. */
-export function signedNotification(server: TestServer, event: Record<string, unknown>): { body: string; signature: string } {
+export function signedNotification(
+  server: TestServer,
+  event: Record<string, unknown>,
+): { body: string; signature: string } {
   const body = JSON.stringify(event);
-  const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: server.payments.webhookSecret });
+  const signature = Stripe.webhooks.generateTestHeaderString({
+    payload: body,
+    secret: server.payments.webhookSecret,
+  });
   return { body, signature };
 }
 

@@ -1,0 +1,287 @@
+import type Stripe from 'stripe';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import {
+  createPaidPlan,
+  eventually,
+  payOnHostedPage,
+  signedNotification,
+  stripeFor,
+} from '../helpers/stripe-fixtures.js';
+
+/**
+ * `POST /v1/webhooks/stripe`: signature checks on the raw body, each event applied exactly once (also
+ * under concurrent duplicate deliveries), late events never rolling a subscription back, failures → 500.
+ */
+
+let server: TestServer;
+let stripe: Stripe;
+let app: { appId: string; apiKey: string };
+
+beforeAll(async () => {
+  server = await startTestServer();
+  stripe = stripeFor(server);
+  app = await server.createApp();
+  await createPaidPlan(server, app.appId, { id: 'pro', name: 'Pro' });
+  await createPaidPlan(server, app.appId, { id: 'max', name: 'Max' });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const WEBHOOK = '/v1/webhooks/stripe';
+
+function post(body: string, signature?: string) {
+  const req = server.http.post(WEBHOOK).set('content-type', 'application/json');
+  if (signature !== undefined) req.set('stripe-signature', signature);
+  return req.send(body);
+}
+
+async function count(sql: string, params: unknown[]): Promise<number> {
+  const rows = await server.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(sql, params);
+  return Number(rows[0]!.n);
+}
+
+async function newCustomer(email: string): Promise<string> {
+  const res = await server.http
+    .post('/v1/customers')
+    .set('authorization', `Bearer ${app.apiKey}`)
+    .send({ email });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+async function checkoutUrl(customerId: string, planId = 'pro'): Promise<string> {
+  const res = await server.http
+    .post('/v1/checkout/session')
+    .set('authorization', `Bearer ${app.apiKey}`)
+    .send({ planId, customerId, successUrl: 'https://a.example/ok', cancelUrl: 'https://a.example/no' });
+  expect(res.status).toBe(200);
+  return res.body.url;
+}
+
+/** Pays with deliveries switched off, and returns the events Stripe would have sent for this checkout. */
+async function payUndelivered(customerId: string) {
+  const url = await checkoutUrl(customerId);
+  const sessionId = url.split('/').pop()!;
+  const emulator = server.payments.emulator!;
+  emulator.setWebhookTarget(undefined);
+  try {
+    expect((await payOnHostedPage(url)).status).toBe(303);
+  } finally {
+    server.payments.connectWebhooks(`${server.url}${WEBHOOK}`);
+  }
+  const completed = emulator.events.find(
+    (e) => e.type === 'checkout.session.completed' && e.data.object.id === sessionId,
+  )!;
+  return { completed, subscriptionId: completed.data.object.subscription as string };
+}
+
+async function subscriptionRow(stripeSubscriptionId: string) {
+  const rows = await server.deps.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ status: string; cancel_at_period_end: boolean; plan_id: string }[]>(
+      'select status, cancel_at_period_end, plan_id from subscription where stripe_subscription_id = ?',
+      [stripeSubscriptionId],
+    );
+  return rows[0];
+}
+
+describe('Stripe notification receiver', () => {
+  it('refuses a missing signature with 400 and stores nothing', async () => {
+    const customerId = await newCustomer('nosig@example.com');
+    const { completed, subscriptionId } = await payUndelivered(customerId);
+    const res = await post(JSON.stringify(completed));
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      statusCode: 400,
+      message: 'Missing Stripe-Signature header',
+      error: 'Bad Request',
+    });
+    expect(await count('select count(*) as n from processed_event where id = ?', [completed.id])).toBe(0);
+    expect(await subscriptionRow(subscriptionId)).toBeUndefined();
+  });
+
+  it('refuses a bad signature, or a body changed after signing, with 400 and stores nothing', async () => {
+    const customerId = await newCustomer('badsig@example.com');
+    const { completed, subscriptionId } = await payUndelivered(customerId);
+    const { body, signature } = signedNotification(server, completed);
+    const forged = signature.replace(/v1=[0-9a-f]+/, `v1=${'0'.repeat(64)}`);
+    const bad = await post(body, forged);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toBe('Invalid Stripe-Signature: the notification could not be verified');
+    const tampered = await post(body.replace(customerId, 'cus_someone_else'), signature);
+    expect(tampered.status).toBe(400);
+    const otherSecret = await post(body, signature.replace(/t=\d+/, 't=1'));
+    expect(otherSecret.status).toBe(400);
+    expect(await count('select count(*) as n from processed_event where id = ?', [completed.id])).toBe(0);
+    expect(await subscriptionRow(subscriptionId)).toBeUndefined();
+  });
+
+  it('applies the same completed-checkout event delivered 20 times concurrently exactly once', async () => {
+    const customerId = await newCustomer('dupes@example.com');
+    const { completed, subscriptionId } = await payUndelivered(customerId);
+    const { body, signature } = signedNotification(server, completed);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(body, signature)));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(await count('select count(*) as n from subscription where customer_id = ?', [customerId])).toBe(1);
+    expect(await count('select count(*) as n from processed_event where id = ?', [completed.id])).toBe(1);
+    expect(await subscriptionRow(subscriptionId)).toMatchObject({ status: 'active' });
+  });
+
+  it('never moves a subscription back when an older event arrives after a newer one', async () => {
+    const customerId = await newCustomer('order@example.com');
+    const { completed, subscriptionId } = await payUndelivered(customerId);
+    const first = signedNotification(server, completed);
+    expect((await post(first.body, first.signature)).status).toBe(200);
+
+    const remote = await stripe.subscriptions.retrieve(subscriptionId);
+    const at = completed.created as number;
+    const updated = (id: string, created: number, object: Record<string, unknown>) => ({
+      id,
+      object: 'event',
+      api_version: completed.api_version,
+      created,
+      data: { object },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type: 'customer.subscription.updated',
+    });
+    const newer = signedNotification(
+      server,
+      updated('evt_newer_order_test', at + 20, { ...remote, cancel_at_period_end: true }),
+    );
+    const older = signedNotification(
+      server,
+      updated('evt_older_order_test', at + 10, { ...remote, status: 'past_due' }),
+    );
+    expect((await post(newer.body, newer.signature)).status).toBe(200);
+    expect(await subscriptionRow(subscriptionId)).toMatchObject({
+      status: 'active',
+      cancel_at_period_end: true,
+    });
+    expect((await post(older.body, older.signature)).status).toBe(200);
+    expect(await subscriptionRow(subscriptionId)).toMatchObject({
+      status: 'active',
+      cancel_at_period_end: true,
+    });
+    expect(
+      await count('select count(*) as n from processed_event where id = ?', ['evt_older_order_test']),
+    ).toBe(1);
+  });
+
+  it('keeps the subscription in sync with Stripe changes: plan, cancellation at period end, cancellation', async () => {
+    const customerId = await newCustomer('sync@example.com');
+    const url = await checkoutUrl(customerId);
+    await payOnHostedPage(url);
+    const current = () =>
+      server.http
+        .get('/v1/subscriptions/current')
+        .query({ customerId })
+        .set('authorization', `Bearer ${app.apiKey}`);
+    const created = await eventually(async () => {
+      const res = await current();
+      return res.status === 200 ? res.body : undefined;
+    });
+    const session = await stripe.checkout.sessions.retrieve(url.split('/').pop()!);
+    const id = String(session.subscription);
+
+    const plans = await server.graphql(
+      'query($appId: ID) { plans(appId: $appId) { id stripePriceId } }',
+      { appId: app.appId },
+      server.adminToken,
+    );
+    const maxPrice = plans.body.data.plans.find((p: { id: string }) => p.id === 'max').stripePriceId;
+    const item = (await stripe.subscriptions.retrieve(id)).items.data[0]!;
+    await stripe.subscriptions.update(id, {
+      items: [{ id: item.id, price: maxPrice }],
+      cancel_at_period_end: true,
+    });
+    const moved = await eventually(async () => {
+      const res = await current();
+      return res.body.plan?.id === 'max' ? res.body : undefined;
+    });
+    expect(moved).toMatchObject({ id: created.id, status: 'active', cancelAtPeriodEnd: true });
+    expect(moved.canceledAt).not.toBeNull();
+
+    await stripe.subscriptions.cancel(id);
+    await eventually(async () => ((await current()).status === 404 ? true : undefined));
+    const history = await server.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ status: string }[]>('select status from subscription where id = ?', [created.id]);
+    expect(history).toEqual([{ status: 'canceled' }]);
+  });
+
+  it('answers 500 when an event cannot be applied, so Stripe retries, and records nothing', async () => {
+    const customerId = await newCustomer('broken@example.com');
+    const { completed, subscriptionId } = await payUndelivered(customerId);
+    const object = {
+      ...completed.data.object,
+      metadata: { ...completed.data.object.metadata, tollgate_app_id: 'app_gone' },
+    };
+    const event = { ...completed, id: 'evt_unapplicable_test', data: { object } };
+    const { body, signature } = signedNotification(server, event);
+    const res = await post(body, signature);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({
+      statusCode: 500,
+      message: 'Internal server error',
+      error: 'Internal Server Error',
+    });
+    expect(
+      await count('select count(*) as n from processed_event where id = ?', ['evt_unapplicable_test']),
+    ).toBe(0);
+    expect(await subscriptionRow(subscriptionId)).toBeUndefined();
+  });
+
+  it('acknowledges events it does not handle, and checkouts not made by Tollgate, with 200', async () => {
+    const ignored = signedNotification(server, {
+      id: 'evt_ignored_test',
+      object: 'event',
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: 'prod_x', object: 'product' } },
+      livemode: false,
+      type: 'product.created',
+    });
+    const res = await post(ignored.body, ignored.signature);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ received: true });
+    expect(await count('select count(*) as n from processed_event where id = ?', ['evt_ignored_test'])).toBe(
+      0,
+    );
+
+    // A checkout made directly at Stripe (no Tollgate tracking metadata) is acknowledged and left alone.
+    const price = (await stripe.prices.list({ limit: 1 })).data[0]!;
+    const foreign = await stripe.checkout.sessions.create({
+      mode: 'subscription',
+      line_items: [{ price: price.id }],
+      customer_email: 'foreign@example.com',
+      success_url: 'https://a.example/ok',
+      cancel_url: 'https://a.example/no',
+    });
+    await payOnHostedPage(foreign.url!);
+    const event = server.payments.emulator!.events.find(
+      (e) => e.type === 'checkout.session.completed' && e.data.object.id === foreign.id,
+    )!;
+    await eventually(async () =>
+      server.payments.emulator!.deliveries.some((d) => d.eventId === event.id && d.status === 200)
+        ? true
+        : undefined,
+    );
+    expect(await count("select count(*) as n from customer where email = 'foreign@example.com'", [])).toBe(0);
+  });
+
+  it('delivers through the emulator with its own signature: a real checkout completes without help', async () => {
+    const customerId = await newCustomer('delivered@example.com');
+    await payOnHostedPage(await checkoutUrl(customerId));
+    await eventually(async () =>
+      (await count('select count(*) as n from subscription where customer_id = ?', [customerId])) === 1
+        ? true
+        : undefined,
+    );
+    const deliveries = server.payments.emulator!.deliveries.filter((d) => d.status === 200);
+    expect(deliveries.length).toBeGreaterThan(0);
+  });
+});
