@@ -102,14 +102,13 @@ export class MagicLinksService {
       let customer = await em.findOne(Customer, { app: app.id, emailLower });
       if (!customer) {
         if (!app.autoCreateCustomer) return undefined;
-        customer = em.create(Customer, {
-          id: newId('cus'),
-          app,
-          email,
-          emailLower,
-          createdAt: now,
-          updatedAt: now,
-        });
+        // The customers API may create the same address meanwhile: then that customer is the one.
+        await em.execute(
+          `insert into customer (id, app_id, email, email_lower, created_at, updated_at) values (?, ?, ?, ?, ?, ?)
+           on conflict (app_id, email_lower) do nothing`,
+          [newId('cus'), app.id, email, emailLower, now, now],
+        );
+        customer = await em.findOneOrFail(Customer, { app: app.id, emailLower });
       }
       const token = randomSecret(MAGIC_LINK_TOKEN_PREFIX);
       em.create(MagicLinkToken, {
