@@ -1,0 +1,100 @@
+import { createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { expectOpenApiResponse } from '../helpers/openapi.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { Fixtures } from '../integration/entitlements.fixtures.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+async function tokenFromMailbox(to: string): Promise<string> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const res = await server.http.get('/dev/mailbox.json');
+    const mail = (res.body.messages as { to: string; text: string }[]).find((m) => m.to === to);
+    if (mail) return new URL(/https?:\/\/\S+/.exec(mail.text)![0]).searchParams.get('token')!;
+    if (Date.now() > deadline) throw new Error(`no e-mail to ${to}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('customer authentication responses match schema/openapi.yaml', () => {
+  it('POST …/auth/magic-link: 200, 400, 404, 429', async () => {
+    const { appId } = await createAuthApp(server, { allowedCallbackUrls: 'https://app.example.com/*' });
+    const email = uniqueEmail();
+    const path = `/v1/apps/${appId}/auth/magic-link`;
+    for (let i = 0; i < 5; i++) {
+      const ok = await server.http.post(path).send({ email, redirectUrl: 'https://app.example.com/cb' });
+      expect(ok.status).toBe(200);
+      expectOpenApiResponse(ok);
+    }
+    const limited = await server.http.post(path).send({ email, redirectUrl: 'https://app.example.com/cb' });
+    expect(limited.status).toBe(429);
+    expectOpenApiResponse(limited);
+    const bad = await server.http.post(path).send({ email, redirectUrl: 'https://evil.net/' });
+    expect(bad.status).toBe(400);
+    expectOpenApiResponse(bad);
+    const unknown = await server.http
+      .post('/v1/apps/app_unknown/auth/magic-link')
+      .send({ email, redirectUrl: 'https://app.example.com/cb' });
+    expect(unknown.status).toBe(404);
+    expectOpenApiResponse(unknown);
+  });
+
+  it('GET and POST …/auth/verify, GET …/auth/session: success and error answers', async () => {
+    const { appId, apiKey } = await createAuthApp(server, {
+      allowedCallbackUrls: 'https://app.example.com/*',
+      organizationsEnabled: true,
+    });
+    const email = uniqueEmail();
+    await server.http
+      .post(`/v1/apps/${appId}/auth/magic-link`)
+      .send({ email, redirectUrl: 'https://app.example.com/cb' })
+      .expect(200);
+    const token = await tokenFromMailbox(email);
+    const verifyPath = `/v1/apps/${appId}/auth/verify`;
+
+    const checks = [
+      [await server.http.get(verifyPath).query({ token, redirect: 'true' }), 302],
+      [await server.http.get(verifyPath).query({ token }), 400],
+      [await server.http.get(verifyPath).query({ token: 'tg_ml_nope', redirect: 'true' }), 401],
+      [await server.http.post(verifyPath).send({}), 400],
+      [await server.http.post(verifyPath).send({ token: 'tg_ml_nope' }), 401],
+    ] as const;
+    for (const [res, status] of checks) {
+      expect(res.status).toBe(status);
+      expectOpenApiResponse(res);
+    }
+
+    const verified = await server.http.post(verifyPath).send({ token });
+    expect(verified.status).toBe(200);
+    expectOpenApiResponse(verified);
+
+    const sessionPath = `/v1/apps/${appId}/auth/session`;
+    const session = await server.http
+      .get(sessionPath)
+      .set('authorization', `Bearer ${verified.body.sessionToken}`);
+    expect(session.status).toBe(200);
+    expectOpenApiResponse(session);
+
+    const fixtures = new Fixtures(server, appId);
+    const organizationId = await fixtures.organization({ [verified.body.customer.id]: 'owner' });
+    const orgSession = await server.http
+      .get(sessionPath)
+      .set('authorization', `Bearer ${await fixtures.session(verified.body.customer.id, organizationId)}`);
+    expect(orgSession.status).toBe(200);
+    expect(orgSession.body.orgRole).toBe('owner');
+    expectOpenApiResponse(orgSession);
+
+    const forbidden = await server.http.get(sessionPath).set('authorization', `Bearer ${apiKey}`);
+    expect(forbidden.status).toBe(403);
+    expectOpenApiResponse(forbidden);
+    const anonymous = await server.http.get(sessionPath);
+    expect(anonymous.status).toBe(401);
+    expectOpenApiResponse(anonymous);
+  });
+});
