@@ -261,6 +261,52 @@ describe('organization context', () => {
   });
 });
 
+describe('GraphQL', () => {
+  const ENTITLEMENTS = `query($c: ID, $o: ID) { entitlements(customerId: $c, organizationId: $o) { planName features } }`;
+  const CHECK = `query($f: String!, $c: ID, $o: ID) {
+    checkEntitlement(feature: $f, customerId: $c, organizationId: $o) { feature allowed value }
+  }`;
+
+  it('answers exactly what REST answers, for API keys and session tokens', async () => {
+    const { apiKey, fx } = await newApp({ organizationsEnabled: true });
+    const team = await fx.plan('team', { sso: true, seats: 25, tier: 'gold' });
+    await fx.plan('free', { sso: false }, { isDefault: true });
+    const customerId = await fx.customer();
+    const orgId = await fx.organization({ [customerId]: 'owner' });
+    await fx.subscription({ organizationId: orgId }, team, 'active');
+    const personal = await fx.session(customerId);
+    const inOrg = await fx.session(customerId, orgId);
+
+    const cases: [string, Record<string, string>, string][] = [
+      [apiKey, { customerId }, `?customerId=${customerId}`],
+      [apiKey, { organizationId: orgId }, `?organizationId=${orgId}`],
+      [personal, {}, ''],
+      [inOrg, {}, ''],
+    ];
+    for (const [token, ids, query] of cases) {
+      const vars = { c: ids.customerId, o: ids.organizationId };
+      const rest = await server.http.get(`/v1/entitlements${query}`).set(bearer(token));
+      const gql = await server.graphql(ENTITLEMENTS, vars, token);
+      expect(gql.body).toEqual({ data: { entitlements: rest.body } });
+      for (const feature of ['sso', 'seats', 'tier', 'nope']) {
+        const restCheck = await server.http
+          .get(`/v1/entitlements/check/${feature}${query}`)
+          .set(bearer(token));
+        const gqlCheck = await server.graphql(CHECK, { f: feature, ...vars }, token);
+        expect(gqlCheck.body).toEqual({ data: { checkEntitlement: restCheck.body } });
+      }
+    }
+  });
+
+  it('rejects a missing context with the same message as REST', async () => {
+    const { apiKey } = await newApp();
+    const res = await server.graphql(ENTITLEMENTS, {}, apiKey);
+    expect(res.body.data).toBeNull();
+    expect(res.body.errors[0].message).toBe('exactly one of customerId or organizationId is required');
+    expect(res.body.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
+  });
+});
+
 describe('changes are visible at once', () => {
   it('reflects subscription and plan changes on the very next check', async () => {
     const { fx } = await newApp();
