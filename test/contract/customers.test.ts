@@ -415,6 +415,8 @@ describe('GET /v1/customers', () => {
     [{ limit: 'ten' }, 'limit: limit must be a non-negative integer'],
     [{ offset: -1 }, 'offset: offset must be a non-negative integer'],
     [{ offset: 'x' }, 'offset: offset must be a non-negative integer'],
+    [{ offset: '99999999999999999999' }, /offset: offset is too large/],
+    [{ email: `${'a'.repeat(250)}@x.io` }, 'email: must be at most 254 characters'],
     [{ sort: 'email' }, 'unknown field: sort'],
   ])('answers 400 for the query %j', async (query, message) => {
     expectError(await listIn(query), 400, message);
