@@ -1,3 +1,4 @@
+import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Fixtures } from './entitlements.fixtures.js';
 
@@ -16,11 +17,20 @@ async function newApp(settings: Record<string, unknown> = {}) {
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** A REST GET whose answer must also match schema/openapi.yaml. */
+async function get(path: string, token?: string) {
+  const req = server.http.get(path);
+  if (token) req.set(bearer(token));
+  const res = await req;
+  expectOpenApiResponse(res);
+  return res;
+}
+
 describe('GET /v1/entitlements', () => {
   it('answers {planName: null, features: {}} with neither subscription nor default plan', async () => {
     const { apiKey, fx } = await newApp();
     const customerId = await fx.customer();
-    const res = await server.http.get(`/v1/entitlements?customerId=${customerId}`).set(bearer(apiKey));
+    const res = await get(`/v1/entitlements?customerId=${customerId}`, apiKey);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ planName: null, features: {} });
   });
@@ -29,7 +39,7 @@ describe('GET /v1/entitlements', () => {
     const { apiKey, fx } = await newApp();
     await fx.plan('free', { projects: 1, export: false }, { isDefault: true });
     const customerId = await fx.customer();
-    const res = await server.http.get(`/v1/entitlements?customerId=${customerId}`).set(bearer(apiKey));
+    const res = await get(`/v1/entitlements?customerId=${customerId}`, apiKey);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ planName: 'Free', features: { projects: 1, export: false } });
   });
@@ -42,7 +52,7 @@ describe('GET /v1/entitlements', () => {
       const pro = await fx.plan('pro', { projects: 50, sso: true });
       const customerId = await fx.customer();
       await fx.subscription({ customerId }, pro, status);
-      const res = await server.http.get(`/v1/entitlements?customerId=${customerId}`).set(bearer(apiKey));
+      const res = await get(`/v1/entitlements?customerId=${customerId}`, apiKey);
       expect(res.body).toEqual({ planName: 'Pro', features: { projects: 50, sso: true } });
     },
   );
@@ -55,7 +65,7 @@ describe('GET /v1/entitlements', () => {
       const pro = await fx.plan('pro', { projects: 50 });
       const customerId = await fx.customer();
       await fx.subscription({ customerId }, pro, status);
-      const res = await server.http.get(`/v1/entitlements?customerId=${customerId}`).set(bearer(apiKey));
+      const res = await get(`/v1/entitlements?customerId=${customerId}`, apiKey);
       expect(res.body).toEqual({ planName: 'Free', features: { projects: 1 } });
     },
   );
@@ -68,7 +78,7 @@ describe('GET /v1/entitlements', () => {
     await fx.subscription({ customerId }, team, 'active', new Date('2026-01-01T00:00:00Z'));
     await fx.subscription({ customerId }, pro, 'active', new Date('2026-02-01T00:00:00Z'));
     await fx.subscription({ customerId }, team, 'canceled', new Date('2026-03-01T00:00:00Z'));
-    const res = await server.http.get(`/v1/entitlements?customerId=${customerId}`).set(bearer(apiKey));
+    const res = await get(`/v1/entitlements?customerId=${customerId}`, apiKey);
     expect(res.body).toEqual({ planName: 'Pro', features: { seats: 5 } });
   });
 
@@ -78,7 +88,7 @@ describe('GET /v1/entitlements', () => {
     const customerId = await fx.customer();
     await fx.subscription({ customerId }, pro, 'active');
     const token = await fx.session(customerId);
-    const res = await server.http.get('/v1/entitlements').set(bearer(token));
+    const res = await get('/v1/entitlements', token);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ planName: 'Pro', features: { sso: true } });
   });
@@ -87,7 +97,7 @@ describe('GET /v1/entitlements', () => {
     const { fx } = await newApp();
     const customerId = await fx.customer();
     const token = await fx.session(customerId);
-    const res = await server.http.get(`/v1/entitlements?customerId=${customerId}`).set(bearer(token));
+    const res = await get(`/v1/entitlements?customerId=${customerId}`, token);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       statusCode: 400,
@@ -105,12 +115,10 @@ describe('GET /v1/entitlements', () => {
       message: 'exactly one of customerId or organizationId is required',
       error: 'Bad Request',
     };
-    const neither = await server.http.get('/v1/entitlements').set(bearer(apiKey));
+    const neither = await get('/v1/entitlements', apiKey);
     expect(neither.status).toBe(400);
     expect(neither.body).toEqual(expected);
-    const both = await server.http
-      .get(`/v1/entitlements?customerId=${customerId}&organizationId=${orgId}`)
-      .set(bearer(apiKey));
+    const both = await get(`/v1/entitlements?customerId=${customerId}&organizationId=${orgId}`, apiKey);
     expect(both.status).toBe(400);
     expect(both.body).toEqual(expected);
   });
@@ -118,7 +126,7 @@ describe('GET /v1/entitlements', () => {
   it('answers 400 naming an unknown query parameter', async () => {
     const { apiKey, fx } = await newApp();
     const customerId = await fx.customer();
-    const res = await server.http.get(`/v1/entitlements?customerId=${customerId}&plan=x`).set(bearer(apiKey));
+    const res = await get(`/v1/entitlements?customerId=${customerId}&plan=x`, apiKey);
     expect(res.status).toBe(400);
     expect(res.body.message).toBe('unknown field: plan');
   });
@@ -127,14 +135,14 @@ describe('GET /v1/entitlements', () => {
     const mine = await newApp();
     const theirs = await newApp();
     const foreign = await theirs.fx.customer();
-    const res = await server.http.get(`/v1/entitlements?customerId=${foreign}`).set(bearer(mine.apiKey));
+    const res = await get(`/v1/entitlements?customerId=${foreign}`, mine.apiKey);
     expect(res.status).toBe(404);
     expect(res.body).toEqual({
       statusCode: 404,
       message: `Customer ${foreign} not found`,
       error: 'Not Found',
     });
-    const unknown = await server.http.get('/v1/entitlements?customerId=cus_nope').set(bearer(mine.apiKey));
+    const unknown = await get('/v1/entitlements?customerId=cus_nope', mine.apiKey);
     expect(unknown.status).toBe(404);
     expect(unknown.body.message).toBe('Customer cus_nope not found');
   });
@@ -143,7 +151,7 @@ describe('GET /v1/entitlements', () => {
     const { apiKey, fx } = await newApp({ organizationsEnabled: false });
     const customerId = await fx.customer();
     const orgId = await fx.organization({ [customerId]: 'owner' });
-    const res = await server.http.get(`/v1/entitlements?organizationId=${orgId}`).set(bearer(apiKey));
+    const res = await get(`/v1/entitlements?organizationId=${orgId}`, apiKey);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({
       statusCode: 403,
@@ -156,16 +164,16 @@ describe('GET /v1/entitlements', () => {
     const mine = await newApp({ organizationsEnabled: true });
     const theirs = await newApp({ organizationsEnabled: true });
     const orgId = await theirs.fx.organization({ [await theirs.fx.customer()]: 'owner' });
-    const res = await server.http.get(`/v1/entitlements?organizationId=${orgId}`).set(bearer(mine.apiKey));
+    const res = await get(`/v1/entitlements?organizationId=${orgId}`, mine.apiKey);
     expect(res.status).toBe(404);
     expect(res.body.message).toBe(`Organization ${orgId} not found`);
   });
 
   it('answers 401 without a credential and 403 with the admin token', async () => {
-    const none = await server.http.get('/v1/entitlements?customerId=cus_x');
+    const none = await get('/v1/entitlements?customerId=cus_x');
     expect(none.status).toBe(401);
     expect(none.body.error).toBe('Unauthorized');
-    const admin = await server.http.get('/v1/entitlements?customerId=cus_x').set(bearer(server.adminToken));
+    const admin = await get('/v1/entitlements?customerId=cus_x', server.adminToken);
     expect(admin.status).toBe(403);
     expect(admin.body.error).toBe('Forbidden');
   });
@@ -190,7 +198,7 @@ describe('GET /v1/entitlements/check/:feature', () => {
   });
 
   const check = (feature: string) =>
-    server.http.get(`/v1/entitlements/check/${feature}?customerId=${customerId}`).set(bearer(apiKey));
+    get(`/v1/entitlements/check/${feature}?customerId=${customerId}`, apiKey);
 
   it.each([
     ['sso', true, true],
@@ -221,7 +229,7 @@ describe('GET /v1/entitlements/check/:feature', () => {
   it('answers allowed: false for any feature when there is no plan at all', async () => {
     const { apiKey: key, fx } = await newApp();
     const id = await fx.customer();
-    const res = await server.http.get(`/v1/entitlements/check/sso?customerId=${id}`).set(bearer(key));
+    const res = await get(`/v1/entitlements/check/sso?customerId=${id}`, key);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ feature: 'sso', allowed: false, value: null });
   });
@@ -249,14 +257,14 @@ describe('organization context', () => {
     const aliceOrg = await fx.session(alice, orgId);
     const bobOrg = await fx.session(bob, orgId);
     for (const token of [aliceOrg, bobOrg]) {
-      const res = await server.http.get('/v1/entitlements/check/sso').set(bearer(token));
+      const res = await get('/v1/entitlements/check/sso', token);
       expect(res.body).toEqual({ feature: 'sso', allowed: true, value: true });
     }
-    const alicePersonal = await server.http.get('/v1/entitlements').set(bearer(await fx.session(alice)));
+    const alicePersonal = await get('/v1/entitlements', await fx.session(alice));
     expect(alicePersonal.body).toEqual({ planName: 'Solo', features: { sso: false, seats: 1 } });
-    const bobPersonal = await server.http.get('/v1/entitlements').set(bearer(await fx.session(bob)));
+    const bobPersonal = await get('/v1/entitlements', await fx.session(bob));
     expect(bobPersonal.body).toEqual({ planName: 'Free', features: { sso: false } });
-    const byKey = await server.http.get(`/v1/entitlements?organizationId=${orgId}`).set(bearer(apiKey));
+    const byKey = await get(`/v1/entitlements?organizationId=${orgId}`, apiKey);
     expect(byKey.body).toEqual({ planName: 'Team', features: { sso: true, seats: 25 } });
   });
 });
@@ -285,13 +293,11 @@ describe('GraphQL', () => {
     ];
     for (const [token, ids, query] of cases) {
       const vars = { c: ids.customerId, o: ids.organizationId };
-      const rest = await server.http.get(`/v1/entitlements${query}`).set(bearer(token));
+      const rest = await get(`/v1/entitlements${query}`, token);
       const gql = await server.graphql(ENTITLEMENTS, vars, token);
       expect(gql.body).toEqual({ data: { entitlements: rest.body } });
       for (const feature of ['sso', 'seats', 'tier', 'nope']) {
-        const restCheck = await server.http
-          .get(`/v1/entitlements/check/${feature}${query}`)
-          .set(bearer(token));
+        const restCheck = await get(`/v1/entitlements/check/${feature}${query}`, token);
         const gqlCheck = await server.graphql(CHECK, { f: feature, ...vars }, token);
         expect(gqlCheck.body).toEqual({ data: { checkEntitlement: restCheck.body } });
       }
@@ -314,8 +320,7 @@ describe('changes are visible at once', () => {
     const pro = await fx.plan('pro', { sso: true });
     const customerId = await fx.customer();
     const token = await fx.session(customerId);
-    const sso = async () =>
-      (await server.http.get('/v1/entitlements/check/sso').set(bearer(token))).body.allowed;
+    const sso = async () => (await get('/v1/entitlements/check/sso', token)).body.allowed;
 
     expect(await sso()).toBe(false);
     const sub = await fx.subscription({ customerId }, pro, 'active');
