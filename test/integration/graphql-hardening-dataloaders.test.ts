@@ -1,0 +1,121 @@
+import { newId } from '../../src/core/ids.js';
+import { App } from '../../src/modules/apps/app.entity.js';
+import { Customer } from '../../src/modules/customers/customer.entity.js';
+import { Plan } from '../../src/modules/entitlements/plan.entity.js';
+import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const QUERY = `query($limit: Int) {
+  customers(limit: $limit) { data { email subscriptions { status plan { name } } } }
+}`;
+
+describe('nested GraphQL lists are batched (no N+1 queries)', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    server.deps.orm.config.set('onQuery', (sql: string) => sql);
+    await server.close();
+  });
+
+  /** An app with `customers` customers, each with a canceled and then an active subscription. */
+  async function appWithCustomers(
+    customers: number,
+  ): Promise<{ appId: string; apiKey: string; emails: string[] }> {
+    const { appId, apiKey } = await server.createApp();
+    const emails: string[] = [];
+    const em = server.deps.orm.em.fork();
+    const app = em.getReference(App, appId);
+    const basic = em.create(Plan, { id: newId('pln'), app, slug: 'basic', name: 'Basic' });
+    const pro = em.create(Plan, { id: newId('pln'), app, slug: 'pro', name: 'Pro' });
+    for (let i = 0; i < customers; i++) {
+      const email = `batch-${i}-${appId}@example.com`;
+      emails.push(email);
+      const customer = em.create(Customer, {
+        id: newId('cus'),
+        app,
+        email,
+        emailLower: email.toLowerCase(),
+        createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)),
+      });
+      for (const [plan, status, minute] of [
+        [basic, 'canceled', 0],
+        [pro, 'active', 1],
+      ] as const) {
+        em.create(Subscription, {
+          id: newId('sub'),
+          app,
+          customer,
+          plan,
+          status,
+          stripeSubscriptionId: `sub_test_${newId('sub')}`,
+          stripeCustomerId: `cus_test_${i}`,
+          createdAt: new Date(Date.UTC(2026, 1, 1, i, minute)),
+        });
+      }
+    }
+    await em.flush();
+    return { appId, apiKey, emails: emails.reverse() };
+  }
+
+  /** Runs the query and returns its answer and the SQL statements it caused. */
+  async function countStatements({ appId, apiKey }: { appId: string; apiKey: string }, limit: number) {
+    // A first request records the key's use (at most once a minute, off the request path); once that
+    // write has landed, the counted request causes no bookkeeping statement of its own.
+    await server.graphql('{ __typename }', {}, apiKey);
+    const connection = server.deps.orm.em.fork().getConnection();
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const rows = await connection.execute(
+        'select 1 from api_key where app_id = ? and last_used_at is not null',
+        [appId],
+      );
+      if (rows.length > 0) break;
+      if (Date.now() > deadline) throw new Error('the API key use was never recorded');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const statements: string[] = [];
+    server.deps.orm.config.set('onQuery', (sql: string) => {
+      statements.push(sql);
+      return sql;
+    });
+    try {
+      const res = await server.graphql(QUERY, { limit }, apiKey);
+      return { res, statements };
+    } finally {
+      server.deps.orm.config.set('onQuery', (sql: string) => sql);
+    }
+  }
+
+  it('answers customers { subscriptions { plan { name } } } with the same number of statements for 3 or 25 customers', async () => {
+    const small = await appWithCustomers(3);
+    const large = await appWithCustomers(25);
+
+    const few = await countStatements(small, 100);
+    expect(few.res.body.errors).toBeUndefined();
+    expect(few.res.body.data.customers.data).toEqual(
+      small.emails.map((email) => ({
+        email,
+        subscriptions: [
+          { status: 'active', plan: { name: 'Pro' } },
+          { status: 'canceled', plan: { name: 'Basic' } },
+        ],
+      })),
+    );
+
+    const many = await countStatements(large, 100);
+    expect(many.res.body.errors).toBeUndefined();
+    expect(many.res.body.data.customers.data).toHaveLength(25);
+    expect(many.res.body.data.customers.data[24].subscriptions).toHaveLength(2);
+
+    expect(many.statements.length).toBe(few.statements.length);
+    // One statement reads every customer's subscriptions and one every plan, however many customers.
+    const subscriptionReads = many.statements.filter((sql) => /from "subscription"/i.test(sql));
+    const planReads = many.statements.filter((sql) => /from "plan"/i.test(sql));
+    expect(subscriptionReads).toHaveLength(1);
+    expect(planReads).toHaveLength(1);
+    // Credential, customer count, customer page, subscriptions, plans.
+    expect(many.statements).toHaveLength(5);
+  });
+});
