@@ -10,7 +10,7 @@ beforeAll(async () => {
   sink = await startMailSink();
   server = await startTestServer({
     env: {
-            SMTP_URL: sink.url,
+      SMTP_URL: sink.url,
       MAIL_FROM: 'Tollgate <login@tollgate.test>',
       PUBLIC_BASE_URL,
     },
