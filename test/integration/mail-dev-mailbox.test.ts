@@ -89,3 +89,26 @@ describe('with SMTP_URL', () => {
     expect((await server.http.get('/dev/mailbox.json')).status).toBe(404);
   });
 });
+
+describe('in production', () => {
+  it('has no dev mailbox (production requires SMTP_URL)', async () => {
+    const sink = await startMailSink();
+    const server = await startTestServer({
+      env: {
+        NODE_ENV: 'production',
+        PUBLIC_BASE_URL: 'https://tollgate.example.com',
+        SMTP_URL: sink.url,
+        MAIL_FROM: 'Login <login@example.com>',
+        STRIPE_SECRET_KEY: 'sk_test_unused',
+        STRIPE_WEBHOOK_SECRET: 'whsec_unused',
+      },
+    });
+    try {
+      expect((await server.http.get('/dev/mailbox')).status).toBe(404);
+      expect((await server.http.get('/dev/mailbox.json')).status).toBe(404);
+    } finally {
+      await server.close();
+      await sink.close();
+    }
+  });
+});
