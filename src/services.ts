@@ -89,7 +89,7 @@ export function createServices(deps: Deps): Services {
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),
-    subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.payments),
+    subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.clock, deps.payments),
     subscriptions: new SubscriptionsService(deps.orm),
   };
 }

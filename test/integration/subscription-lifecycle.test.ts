@@ -1,6 +1,11 @@
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import type { Response } from 'supertest';
+import { withContext } from '../../src/core/db.js';
+import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { Fixtures } from './entitlements.fixtures.js';
 import { BillingFixtures, eventually } from './subscription-lifecycle.fixtures.js';
 
 let server: TestServer;
@@ -300,6 +305,80 @@ describe('who may change a subscription', () => {
       status: 'active',
       cancelAtPeriodEnd: true,
     });
+  });
+});
+
+describe('GET /v1/subscriptions/current across transitions', () => {
+  it("follows the organization's subscription for a session switched to it", async () => {
+    const owner = await billing.customer();
+    const organizationId = await billing.organization([{ customerId: owner.id, role: 'owner' }]);
+    const { id } = await billing.subscription(
+      { customerId: owner.id, stripeCustomerId: owner.stripeCustomerId!, organizationId },
+      pro,
+    );
+    const token = await billing.session(owner.id, organizationId);
+    const currentOf = () =>
+      server.http.get('/v1/subscriptions/current').set('authorization', `Bearer ${token}`);
+    expect((await currentOf()).body).toMatchObject({ id, organizationId, status: 'active' });
+    // The customer's own context has no subscription: the organization's is not the customer's.
+    const personal = await billing.session(owner.id);
+    expect(
+      (await server.http.get('/v1/subscriptions/current').set('authorization', `Bearer ${personal}`)).status,
+    ).toBe(404);
+
+    await act('pause', id, token);
+    expect((await currentOf()).status).toBe(404);
+    await act('resume', id, token);
+    expect((await currentOf()).body).toMatchObject({ id, status: 'active' });
+    await act('cancel', id, token, { atPeriodEnd: true });
+    expect((await currentOf()).body).toMatchObject({ id, status: 'active', cancelAtPeriodEnd: true });
+    await act('cancel', id, token);
+    expect((await currentOf()).status).toBe(404);
+  });
+});
+
+describe('changes while Stripe is unreachable', () => {
+  let offline: TestServer;
+
+  beforeAll(async () => {
+    // A port that was just free and is now closed: every connection is refused.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    offline = await startTestServer({
+      env: {
+        STRIPE_SECRET_KEY: 'sk_test_unreachable',
+        STRIPE_WEBHOOK_SECRET: 'whsec_unreachable',
+        STRIPE_API_BASE: `http://127.0.0.1:${port}`,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await offline?.close();
+  });
+
+  it('answer 503 and store nothing', async () => {
+    const app = await offline.createApp();
+    const fixtures = new Fixtures(offline, app.appId);
+    const planId = await fixtures.plan('pro', { seats: 5 });
+    const customerId = await fixtures.customer();
+    const id = await fixtures.subscription({ customerId }, planId, 'active');
+    const res = await offline.http
+      .post(`/v1/subscriptions/${id}/pause`)
+      .set('authorization', `Bearer ${app.apiKey}`);
+    expectOpenApiResponse(res);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({
+      statusCode: 503,
+      message: 'The payment provider is unavailable, try again later',
+      error: 'Service Unavailable',
+    });
+    const stored = await withContext(offline.deps.orm, () =>
+      offline.deps.orm.em.findOneOrFail(Subscription, id),
+    );
+    expect(stored.status).toBe('active');
   });
 });
 

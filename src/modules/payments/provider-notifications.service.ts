@@ -154,7 +154,14 @@ export class ProviderNotificationsService {
       if (!subscription) return { applied: false };
       // A late, older event must not move the subscription back to an earlier state.
       if (event.created < subscription.providerEventCreated) return { applied: false };
-      await applyProviderState(em, subscription, remote, event.created);
+      // Events of one second cannot be ordered by `created` (nor against a cancel/pause/resume made
+      // through Tollgate in that second): for those, the state read now, under the row lock such changes
+      // also take, is the latest whatever order the events arrive in.
+      const latest =
+        event.created === subscription.providerEventCreated
+          ? ((await this.payments.retrieveSubscription(remote.id)) ?? remote)
+          : remote;
+      await applyProviderState(em, subscription, latest, event.created);
       return { applied: true };
     });
   }

@@ -1,5 +1,6 @@
 import { type EntityManager, LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../../core/clock.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../core/errors.js';
 import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
@@ -26,6 +27,7 @@ import { type LifecycleAction, transitionProblem } from './subscription-transiti
 export class SubscriptionLifecycleService {
   constructor(
     private readonly orm: MikroORM,
+    private readonly clock: Clock,
     private readonly payments: PaymentProvider,
   ) {}
 
@@ -70,10 +72,11 @@ export class SubscriptionLifecycleService {
       // result instead of applying the change twice, while a later change gets a fresh key.
       const idempotencyKey = `tollgate-${subscription.id}-${action}-${subscription.updatedAt.getTime()}`;
       const remote = await this.#applyAtProvider(subscription.stripeSubscriptionId, action, idempotencyKey);
-      // Stripe's answer is stored as a notification would store it. The notification of this change,
-      // arriving later, carries the same state; the event watermark stays as it was, so notifications
-      // are still ordered by Stripe's own clock only.
-      await applyProviderState(em, subscription, remote, subscription.providerEventCreated);
+      // Stripe's answer is stored as a notification would store it, as of now: notifications created
+      // before this change are older news and are ignored; those of this very second are checked
+      // against Stripe's current state by the receiver, so they cannot undo the change either.
+      const now = Math.floor(this.clock.now().getTime() / 1000);
+      await applyProviderState(em, subscription, remote, now);
       return subscription;
     });
   }
