@@ -21,16 +21,28 @@ const ASSETS: Readonly<Record<string, { file: string; type: string }>> = {
 
 const ASSET_BASE = '/graphql/assets';
 
-/** Starts GraphiQL with a header editor pre-filled for a bearer credential; headers are never stored. */
+/** Starts GraphiQL with the header editor open on an Authorization header to fill; headers are never stored. */
 const START_SCRIPT = `
 const fetcher = GraphiQL.createFetcher({ url: ${JSON.stringify('/graphql')} });
 ReactDOM.createRoot(document.getElementById('graphiql')).render(
   React.createElement(GraphiQL, {
     fetcher,
     defaultEditorToolsVisibility: 'headers',
-    defaultHeaders: JSON.stringify({ Authorization: 'Bearer <API key, session token or admin token>' }, null, 2),
+    // Empty until filled: an empty Authorization is anonymous, so the schema still loads for the docs.
+    defaultHeaders: JSON.stringify({ Authorization: '' }, null, 2),
     shouldPersistHeaders: false,
-    defaultQuery: '# Put your credential in the Headers tab below, then run a query, e.g.\\n{\\n  apps {\\n    id\\n    name\\n  }\\n}\\n',
+    defaultQuery: [
+      '# Set your credential in the Headers tab below,',
+      '# e.g. "Authorization": "Bearer tg_sk_…",',
+      '# then run this query (▶ or Ctrl-Enter).',
+      '{',
+      '  customers(limit: 5) {',
+      '    data { id email name createdAt }',
+      '    pagination { total }',
+      '  }',
+      '}',
+      '',
+    ].join('\\n'),
   }),
 );
 `;

@@ -33,11 +33,14 @@ export class Loaders {
   /** A customer's subscriptions, newest first (canceled ones included: this is the history). */
   get subscriptionsByCustomer(): DataLoader<string, Subscription[]> {
     return this.get('subscriptionsByCustomer', async (customerIds: readonly string[]) => {
-      const rows = await this.orm.em.find(
-        Subscription,
-        { customer: { $in: [...customerIds] }, ...this.appScope() },
-        { orderBy: { createdAt: 'desc', id: 'desc' } },
-      );
+      const scope = this.appScope();
+      const rows = scope
+        ? await this.orm.em.find(
+            Subscription,
+            { customer: { $in: [...customerIds] }, ...scope },
+            { orderBy: { createdAt: 'desc', id: 'desc' } },
+          )
+        : [];
       const byCustomer = new Map<string, Subscription[]>(customerIds.map((id) => [id, []]));
       for (const row of rows) if (row.customer) byCustomer.get(row.customer.id)?.push(row);
       return customerIds.map((id) => byCustomer.get(id) ?? []);
@@ -47,14 +50,15 @@ export class Loaders {
   /** Plans by their internal id (the id a subscription points to). */
   get planById(): DataLoader<string, Plan | null> {
     return this.get('planById', async (ids: readonly string[]) => {
-      const rows = await this.orm.em.find(Plan, { id: { $in: [...ids] }, ...this.appScope() });
+      const scope = this.appScope();
+      const rows = scope ? await this.orm.em.find(Plan, { id: { $in: [...ids] }, ...scope }) : [];
       const byId = new Map(rows.map((plan) => [plan.id, plan]));
       return ids.map((id) => byId.get(id) ?? null);
     });
   }
 
-  /** The caller's tenant; the operator sees every app, an anonymous caller none. */
-  private appScope(): { app?: string } {
+  /** The caller's tenant as a filter; the operator sees every app, an anonymous caller nothing. */
+  private appScope(): { app?: string } | undefined {
     switch (this.principal.kind) {
       case 'apiKey':
       case 'session':
@@ -62,7 +66,7 @@ export class Loaders {
       case 'admin':
         return {};
       case 'anonymous':
-        return { app: '' };
+        return undefined;
     }
   }
 }
