@@ -4,13 +4,15 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { systemClock } from './core/clock.js';
 import { connect, migrate, withContext } from './core/db.js';
-import { DomainError } from './core/errors.js';
+import { DomainError, ValidationError } from './core/errors.js';
 import { createLogger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
+import { randomSecret } from './core/tokens.js';
 import { createMailer } from './modules/email/email.js';
+import { StripeEmulator } from './modules/payments/emulator/stripe-emulator.js';
+import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
 import { MemoryRateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { openDatabase, type RunningServer, startServer } from './server.js';
-import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
 import { createServices } from './services.js';
 
 const USAGE = `Usage: tollgate <command> [options]
@@ -20,6 +22,13 @@ Commands:
   migrate                                      apply pending database migrations and exit
   apps create --name NAME [--callback-url URL]  create an app; prints {"appId","apiKey"} as JSON
   keys create --app APP_ID                     create another API key; prints {"keyId","apiKey"} as JSON
+  plans upsert --app APP_ID --id SLUG --name NAME [--price PRICE_ID | --amount CENTS [--currency usd]
+               [--interval month]] [--trial-days N] [--features JSON] [--default]
+                                               create or change a plan; --amount first creates the price
+                                               at Stripe (or the emulator); prints the plan as JSON
+  stripe-emulator [--port N] [--webhook-url URL] [--webhook-secret whsec_…] [--state FILE]
+                                               run the bundled Stripe emulator on its own (default port
+                                               STRIPE_EMULATOR_PORT, 12111)
 `;
 
 function printBanner(server: RunningServer): void {
@@ -32,12 +41,15 @@ function printBanner(server: RunningServer): void {
     `  Admin token  ${server.adminToken}`,
   ];
   if (!server.deps.config.production) lines.push(`  Dev mailbox  ${server.url}/dev/mailbox`);
+  if (server.payments.emulator)
+    lines.push(`  Stripe       emulator at ${server.payments.emulator.url} (test card 4242 4242 4242 4242)`);
   if (server.demo) {
     lines.push(
       '',
       '  A demo app was created (shown on this first start only):',
       `  App id       ${server.demo.appId}`,
       `  API key      ${server.demo.apiKey}`,
+      `  Plans        free (default)${server.payments.emulator ? ', pro (14-day trial)' : ''}`,
     );
   }
   lines.push('');
@@ -94,6 +106,99 @@ async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>)
   }
 }
 
+/** `plans upsert`: optionally creates the price at Stripe first, then upserts the plan as the operator. */
+async function upsertPlanCommand(services: ReturnType<typeof createServices>, args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      app: { type: 'string' },
+      id: { type: 'string' },
+      name: { type: 'string' },
+      price: { type: 'string' },
+      amount: { type: 'string' },
+      currency: { type: 'string' },
+      interval: { type: 'string' },
+      'trial-days': { type: 'string' },
+      features: { type: 'string' },
+      default: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  if (values.price && values.amount) throw new ValidationError('give either --price or --amount, not both');
+  let features: unknown;
+  if (values.features !== undefined) {
+    try {
+      features = JSON.parse(values.features);
+    } catch {
+      throw new ValidationError('--features must be a JSON object, e.g. \'{"projects": 10, "sso": true}\'');
+    }
+  }
+  const price = values.amount
+    ? await services.plans.createPlanPrice(ADMIN, {
+        productName: values.name ?? values.id ?? 'Plan',
+        unitAmount: Number(values.amount),
+        ...(values.currency ? { currency: values.currency } : {}),
+        ...(values.interval ? { interval: values.interval } : {}),
+      })
+    : undefined;
+  const plan = await services.plans.upsertPlan(ADMIN, values.app ?? '', {
+    id: values.id,
+    name: values.name,
+    ...(price ? { stripePriceId: price.id } : values.price ? { stripePriceId: values.price } : {}),
+    ...(values['trial-days'] !== undefined ? { trialDays: Number(values['trial-days']) } : {}),
+    ...(features !== undefined ? { features } : {}),
+    ...(values.default ? { isDefault: true } : {}),
+  });
+  return {
+    id: plan.slug,
+    name: plan.name,
+    stripePriceId: plan.stripePriceId,
+    trialDays: plan.trialDays,
+    features: plan.features,
+    isDefault: plan.isDefault,
+  };
+}
+
+/** `stripe-emulator`: the emulator as its own process, for a Tollgate started with STRIPE_API_BASE. */
+async function runStripeEmulator(args: string[]): Promise<void> {
+  const config = loadConfig();
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string' },
+      'webhook-url': { type: 'string' },
+      'webhook-secret': { type: 'string' },
+      state: { type: 'string' },
+    },
+    strict: true,
+  });
+  const secret = values['webhook-secret'] ?? config.stripe.webhookSecret ?? randomSecret('whsec_', 24);
+  const webhookUrl = values['webhook-url'] ?? `${config.publicBaseUrl}/v1/webhooks/stripe`;
+  const emulator = await StripeEmulator.start({
+    port: values.port !== undefined ? Number(values.port) : config.stripe.emulatorPort,
+    host: config.host,
+    webhook: { url: webhookUrl, secret },
+    logger: createLogger(config.logLevel),
+    stateFile: values.state,
+  });
+  process.stdout.write(
+    [
+      '',
+      `  Stripe emulator   ${emulator.url}`,
+      `  Webhooks to       ${webhookUrl}`,
+      `  Webhook secret    ${secret}`,
+      '',
+      `  Start Tollgate with STRIPE_API_BASE=${emulator.url} STRIPE_WEBHOOK_SECRET=${secret}`,
+      '',
+    ].join('\n'),
+  );
+  const stop = () => {
+    emulator.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', sub, ...rest] = argv;
   if (command === 'serve') return serve();
@@ -131,6 +236,13 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
+  if (command === 'plans' && sub === 'upsert') {
+    const plan = await withDatabase((services) => upsertPlanCommand(services, rest));
+    process.stdout.write(`${JSON.stringify(plan)}\n`);
+    return;
+  }
+  if (command === 'stripe-emulator')
+    return runStripeEmulator([sub, ...rest].filter((a): a is string => a !== undefined));
   process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${USAGE}`);
   process.exitCode = 2;
 }

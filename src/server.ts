@@ -91,7 +91,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       payments: payments.provider,
     };
     const services = createServices(deps);
-    const demo = seedDemo ? await seedDemoApp(orm, services) : undefined;
+    const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
     const httpServer = createServer();
     const { app, apollo } = await createHttpApp(deps, services, httpServer);
@@ -136,14 +136,38 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
 }
 
-/** On an empty database, creates a demo app with an API key so a first start is usable at once. */
-async function seedDemoApp(orm: Orm, services: Services): Promise<RunningServer['demo']> {
+/**
+ * On an empty database, creates a demo app with an API key so a first start is usable at once, and its
+ * plans: `free` (the default) and, when the bundled Stripe emulator is in use, `pro` with a 14-day trial
+ * sold at a real emulator price. Against a real Stripe account nothing is created there uninvited.
+ */
+async function seedDemoApp(
+  orm: Orm,
+  services: Services,
+  withEmulator: boolean,
+): Promise<RunningServer['demo']> {
   return withContext(orm, async () => {
     if ((await services.apps.listApps(ADMIN)).length > 0) return undefined;
     const { app, apiKey } = await services.apps.createApp(ADMIN, {
       name: 'Demo app',
       allowedCallbackUrls: 'http://localhost:*/*',
     });
+    await services.plans.upsertPlan(ADMIN, app.id, {
+      id: 'free',
+      name: 'Free',
+      isDefault: true,
+      features: { projects: 1, support: 'community' },
+    });
+    if (withEmulator) {
+      const price = await services.plans.createPlanPrice(ADMIN, { productName: 'Pro', unitAmount: 1900 });
+      await services.plans.upsertPlan(ADMIN, app.id, {
+        id: 'pro',
+        name: 'Pro',
+        stripePriceId: price.id,
+        trialDays: 14,
+        features: { projects: 100, support: 'email', sso: true },
+      });
+    }
     return { appId: app.id, apiKey: apiKey.secret };
   });
 }

@@ -84,7 +84,7 @@ export function createServices(deps: Deps): Services {
       entitlements,
     }),
     organizations: new OrganizationsService(deps.orm, sessions, entitlements),
-    plans: new PlansService(deps.orm),
+    plans: new PlansService(deps.orm, deps.payments),
     providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,

@@ -43,4 +43,15 @@ export const planInputSchema = z.strictObject({
 });
 export type PlanInput = z.infer<typeof planInputSchema>;
 
+/** A price to create at Stripe for a plan (amount in the currency's smallest unit). */
+export const planPriceSchema = z.strictObject({
+  productName: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  unitAmount: z.number().int('must be a whole number of the smallest currency unit').min(0).max(99_999_999),
+  currency: z
+    .string()
+    .regex(/^[a-z]{3}$/, 'must be a three-letter ISO currency code in lowercase')
+    .default('usd'),
+  interval: z.enum(['day', 'week', 'month', 'year']).default('month'),
+});
+
 export const appIdSchema = z.string().min(1, 'must not be empty').max(100);

@@ -5,11 +5,21 @@ import { type Principal, requireAdmin, requireAppPrincipal } from '../../core/pr
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
 import { Plan } from '../entitlements/plan.entity.js';
-import { appIdSchema, planInputSchema } from './plans.schemas.js';
+import type { PaymentProvider, ProviderPrice } from '../payments/payment-provider.js';
+import { appIdSchema, planInputSchema, planPriceSchema } from './plans.schemas.js';
 
 /** Plans of an app: the operator defines them; apps and their customers read them. */
 export class PlansService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly payments: PaymentProvider,
+  ) {}
+
+  /** Creates a monthly (or other) recurring price on a new product at Stripe, for a plan to sell. */
+  async createPlanPrice(principal: Principal, input: unknown): Promise<ProviderPrice> {
+    requireAdmin(principal);
+    return this.payments.createRecurringPrice(parseInput(planPriceSchema, input));
+  }
 
   /**
    * Creates the plan with this id (slug) or changes it; fields left out keep their value. Making a plan
