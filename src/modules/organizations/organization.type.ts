@@ -1,6 +1,5 @@
 import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
-import type { OrgRole } from '../../core/principal.js';
 import type { Metadata } from '../customers/customer.entity.js';
 import { EntitlementsType } from '../entitlements/entitlement.type.js';
 import type { Organization, OrganizationMember } from './organization.entity.js';
@@ -81,7 +80,7 @@ export class SwitchOrganizationPayload {
     return Object.assign(new SwitchOrganizationPayload(), {
       sessionToken: switched.sessionToken,
       organizationId: switched.organizationId,
-      orgRole: switched.orgRole as OrgRole as OrgRoleEnum,
+      orgRole: switched.orgRole as OrgRoleEnum,
       entitlements: EntitlementsType.from(switched.entitlements),
       expiresAt: switched.expiresAt,
     });
