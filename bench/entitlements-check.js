@@ -4,10 +4,11 @@
  * In one run, on a freshly seeded scratch database (DATABASE_URL's server, else the machine's
  * postgres://postgres@127.0.0.1:5432/postgres), it measures with autocannon over loopback:
  *   1. Tollgate, the built code from dist/ (`npm run build` first), as it runs in production: the whole
- *      middleware chain (request log, credentials, rate limit, route, presenter) and its entitlement cache;
+ *      middleware chain (request log, credentials, rate limit, route, presenter) and its caches;
  *   2. a baseline: a minimal node:http server answering the same check with one hand-written SQL query
  *      through `pg` (session → newest entitling subscription or default plan → feature value).
- * Each server runs alone in its own child process; both get a warm-up run, then a measured run.
+ * Each server runs alone in its own child process; both must give the same answers for a sample of
+ * sessions (half of them entitled), then get a warm-up run and a measured run.
  * It prints both throughputs, p50/p99 latencies and the ratio; exit code 1 when the target is missed
  * (Tollgate ≥ baseline throughput and p99 < 10 ms) or any response was not 200.
  *
@@ -52,6 +53,9 @@ async function main() {
     );
     const tollgate = await measure('tollgate', url, tokens);
     const baseline = await measure('baseline', url, tokens);
+    if (JSON.stringify(tollgate.sample) !== JSON.stringify(baseline.sample)) {
+      throw new Error('Tollgate and the baseline answer the sample checks differently');
+    }
     report(tollgate, baseline);
   } finally {
     await dropDatabase(SERVER_URL, name);
@@ -133,6 +137,13 @@ async function measure(kind, url, tokens) {
     child.once('exit', (code) => reject(new Error(`${kind} server exited (${code}) before listening`)));
   });
   try {
+    const sample = [];
+    for (const token of tokens.slice(0, 20)) {
+      const res = await fetch(`${target}/v1/entitlements/check/${FEATURE}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      sample.push([res.status, await res.json()]);
+    }
     await run(target, tokens, WARMUP);
     const result = await run(target, tokens, DURATION);
     const non200 = result.non2xx + result.errors + result.timeouts;
@@ -140,7 +151,14 @@ async function measure(kind, url, tokens) {
       `${kind.padEnd(9)} ${result.requests.average.toFixed(0).padStart(7)} req/s   p50 ${result.latency.p50} ms   ` +
         `p99 ${result.latency.p99} ms   (${result.requests.total} requests, ${non200} not 200)`,
     );
-    return { kind, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non200 };
+    return {
+      kind,
+      sample,
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      non200,
+    };
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
