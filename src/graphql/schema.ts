@@ -10,9 +10,9 @@ import { InvoicesResolver } from '../modules/invoices/invoices.resolver.js';
 import { OrganizationsResolver } from '../modules/organizations/organizations.resolver.js';
 import { PlansResolver } from '../modules/plans/plans.resolver.js';
 import { FIELD_LIMITS } from '../modules/rate-limits/field-limits.js';
-import { SubscriptionsResolver } from '../modules/subscriptions/subscriptions.resolver.js';
 import { CustomerSubscriptionsResolver } from '../modules/subscriptions/customer-subscriptions.resolver.js';
 import { SubscriptionLifecycleResolver } from '../modules/subscriptions/subscription-lifecycle.resolver.js';
+import { SubscriptionsResolver } from '../modules/subscriptions/subscriptions.resolver.js';
 import { fieldRateLimits } from './field-rate-limit.middleware.js';
 
 /** Every resolver of the API. A new module adds its resolver here. */

@@ -1,10 +1,10 @@
 import { Router } from 'express';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
-import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
-import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
+import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
+import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
 import type { Services } from '../services.js';
 
 /**
