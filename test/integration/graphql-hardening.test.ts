@@ -2,6 +2,7 @@ import { getIntrospectionQuery, parse, validate } from 'graphql';
 import { loadConfig } from '../../src/config.js';
 import { depthLimitRule, estimateComplexity } from '../../src/graphql/hardening.js';
 import { getSchema } from '../../src/graphql/schema.js';
+import { FIELD_LIMITS } from '../../src/modules/rate-limits/field-limits.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** `__type { ofType { ofType … { name } } }`: 2 + `levels` deep. */
@@ -91,6 +92,20 @@ describe('GraphQL per-field limits', () => {
   });
   afterAll(async () => {
     await server.close();
+  });
+
+  it('names only root fields that exist, so a renamed operation cannot silently lose its budget', async () => {
+    const schema = await getSchema();
+    const rootFields = {
+      ...schema.getQueryType()?.getFields(),
+      ...schema.getMutationType()?.getFields(),
+    };
+    expect(Object.keys(FIELD_LIMITS).filter((name) => !(name in rootFields))).toEqual([]);
+    expect(Object.keys(FIELD_LIMITS).sort()).toEqual([
+      'createCheckoutSession',
+      'requestMagicLink',
+      'validateCoupon',
+    ]);
   });
 
   const REQUEST = `mutation($appId: ID!, $email: String!) {
