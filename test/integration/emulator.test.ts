@@ -411,6 +411,39 @@ describe('Stripe emulator through the stripe SDK', () => {
     expect((deleted.event.data.object as Stripe.Subscription).status).toBe('canceled');
   });
 
+  it('renews a subscription on request, declining the payment when asked', async () => {
+    const price = await createPrice();
+    const customer = await stripe.customers.create({ email: 'renew@example.com' });
+    const session = await stripe.checkout.sessions.create({
+      mode: 'subscription',
+      customer: customer.id,
+      line_items: [{ price: price.id }],
+      success_url: 'http://localhost:3000/ok',
+      cancel_url: 'http://localhost:3000/cancel',
+    });
+    await pay(session.url!, { card_number: '4242424242424242' });
+    const id = String((await stripe.checkout.sessions.retrieve(session.id)).subscription);
+    const renew = (fail: boolean) =>
+      fetch(`${emulator.url}/_emulator/subscriptions/${id}/renew`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk_test_emulator' },
+        body: new URLSearchParams({ fail: String(fail) }),
+      });
+    expect((await (await renew(true)).json()).status).toBe('past_due');
+    const failed = (await stripe.invoices.list({ subscription: id })).data[0]!;
+    expect(failed).toMatchObject({
+      status: 'open',
+      amount_paid: 0,
+      amount_remaining: 1500,
+      billing_reason: 'subscription_cycle',
+    });
+    expect((await (await renew(false)).json()).status).toBe('active');
+    const unauthenticated = await fetch(`${emulator.url}/_emulator/subscriptions/${id}/renew`, {
+      method: 'POST',
+    });
+    expect(unauthenticated.status).toBe(401);
+  });
+
   it('gives up after the configured number of attempts', async () => {
     const failing = await startReceiver(100);
     const lonely = await StripeEmulator.start({

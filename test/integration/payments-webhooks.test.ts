@@ -214,6 +214,73 @@ describe('Stripe notification receiver', () => {
     expect(history).toEqual([{ status: 'canceled' }]);
   });
 
+  it('follows renewals through invoice events: a failed payment → past_due, a paid one → active again', async () => {
+    const customerId = await newCustomer('renewals@example.com');
+    const url = await checkoutUrl(customerId);
+    await payOnHostedPage(url);
+    const id = String((await stripe.checkout.sessions.retrieve(url.split('/').pop()!)).subscription);
+    const current = async () =>
+      (
+        await server.http
+          .get('/v1/subscriptions/current')
+          .query({ customerId })
+          .set('authorization', `Bearer ${app.apiKey}`)
+      ).body;
+    const first = await eventually(async () =>
+      (await current()).status === 'active' ? current() : undefined,
+    );
+
+    server.payments.emulator!.renewSubscription(id, { fail: true });
+    const pastDue = await eventually(async () => {
+      const body = await current();
+      return body.status === 'past_due' ? body : undefined;
+    });
+    expect(pastDue.id).toBe(first.id);
+    expect(Date.parse(pastDue.currentPeriodEnd)).toBeGreaterThanOrEqual(Date.parse(first.currentPeriodEnd));
+    const entitlements = await server.http
+      .get('/v1/entitlements')
+      .query({ customerId })
+      .set('authorization', `Bearer ${app.apiKey}`);
+    expect(entitlements.body.planName).toBe('Pro');
+
+    server.payments.emulator!.renewSubscription(id);
+    await eventually(async () => ((await current()).status === 'active' ? true : undefined));
+    const invoices = await stripe.invoices.list({ subscription: id });
+    expect(invoices.data.map((i) => i.status)).toEqual(['paid', 'open', 'paid']);
+  });
+
+  it('cancels a trial that ends without a card when the app needs no payment method', async () => {
+    const trialApp = await server.createApp({ trialPaymentMethod: 'no_payment_method' });
+    await createPaidPlan(server, trialApp.appId, { id: 'pro', name: 'Pro', trialDays: 7 });
+    const customer = await server.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${trialApp.apiKey}`)
+      .send({ email: 'trial-end@example.com' });
+    const res = await server.http
+      .post('/v1/checkout/session')
+      .set('authorization', `Bearer ${trialApp.apiKey}`)
+      .send({
+        planId: 'pro',
+        customerId: customer.body.id,
+        successUrl: 'https://a.example/ok',
+        cancelUrl: 'https://a.example/no',
+      });
+    await payOnHostedPage(res.body.url);
+    const id = String((await stripe.checkout.sessions.retrieve(res.body.url.split('/').pop())).subscription);
+    const status = async () =>
+      (
+        await server.deps.orm.em
+          .fork()
+          .getConnection()
+          .execute<{ status: string }[]>('select status from subscription where stripe_subscription_id = ?', [
+            id,
+          ])
+      )[0]?.status;
+    await eventually(async () => ((await status()) === 'trialing' ? true : undefined));
+    server.payments.emulator!.renewSubscription(id);
+    await eventually(async () => ((await status()) === 'canceled' ? true : undefined));
+  });
+
   it('answers 500 when an event cannot be applied, so Stripe retries, and records nothing', async () => {
     const customerId = await newCustomer('broken@example.com');
     const { completed, subscriptionId } = await payUndelivered(customerId);

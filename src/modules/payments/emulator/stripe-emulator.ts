@@ -244,6 +244,57 @@ export class StripeEmulator {
     return Object.values(this.#state.events);
   }
 
+  /**
+   * Ends a subscription's current period (or trial) now, as Stripe's clock would: the next invoice is
+   * charged (`fail: true` declines it, leaving the subscription `past_due`), or a trial without a card
+   * whose settings say so is canceled. Time does not pass in the emulator on its own; this stands in.
+   */
+  renewSubscription(id: string, options: { readonly fail?: boolean } = {}): Obj {
+    const subscription = this.#subscription(id);
+    if (subscription.status === 'canceled') throw invalid('A canceled subscription cannot be renewed.');
+    const before = structuredClone(subscription);
+    const item = subscription.items.data[0];
+    const start = now();
+    const trialing = subscription.status === 'trialing';
+    if (
+      trialing &&
+      !subscription.default_payment_method &&
+      subscription.trial_settings?.end_behavior?.missing_payment_method === 'cancel'
+    ) {
+      Object.assign(subscription, {
+        status: 'canceled',
+        trial_end: start,
+        canceled_at: start,
+        ended_at: start,
+        cancellation_details: { comment: null, feedback: null, reason: 'cancellation_requested' },
+      });
+      this.#emit('customer.subscription.deleted', subscription);
+      this.#save();
+      return subscription;
+    }
+    if (trialing) subscription.trial_end = start;
+    item.current_period_start = start;
+    item.current_period_end =
+      start + INTERVAL_SECONDS[item.price.recurring.interval]! * item.price.recurring.interval_count;
+    subscription.status = options.fail ? 'past_due' : 'active';
+    const invoice = this.#newInvoice(subscription, 'subscription_cycle', null);
+    if (options.fail) {
+      Object.assign(invoice, {
+        status: 'open',
+        amount_paid: 0,
+        amount_remaining: invoice.amount_due,
+        status_transitions: { ...invoice.status_transitions, paid_at: null },
+      });
+    }
+    subscription.latest_invoice = invoice.id;
+    this.#emit('invoice.created', invoice);
+    this.#emit('invoice.finalized', invoice);
+    this.#emit(options.fail ? 'invoice.payment_failed' : 'invoice.paid', invoice);
+    this.#emit('customer.subscription.updated', subscription, changedAttributes(before, subscription));
+    this.#save();
+    return subscription;
+  }
+
   async close(): Promise<void> {
     await this.#sender.close();
     await new Promise<void>((resolve) => {
@@ -371,6 +422,15 @@ export class StripeEmulator {
       route((_p, id) => this.#get('event', this.#state.events, id)),
     );
     app.use('/v1', api);
+
+    // Emulator-only: what Stripe's own clock does at the end of a period, on request (scripts, demos).
+    const helpers = express.Router();
+    helpers.use((req, _res, next) => this.#authenticate(req, next));
+    helpers.post(
+      '/subscriptions/:id/renew',
+      route((p, id) => this.renewSubscription(id, { fail: bool(p, 'fail') ?? false })),
+    );
+    app.use('/_emulator', helpers);
 
     app.use((req: Request, res: Response) => {
       const error = new StripeApiError(404, `Unrecognized request URL (${req.method}: ${req.path}).`);
