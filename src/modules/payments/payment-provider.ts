@@ -150,7 +150,6 @@ export interface PaymentProvider {
   createCheckoutSession(
     input: CheckoutSessionRequest,
   ): Promise<{ readonly id: string; readonly url: string }>;
-  retrieveCheckoutSession(id: string): Promise<ProviderCheckoutSession | null>;
   retrieveSubscription(id: string): Promise<ProviderSubscription | null>;
   /** The same idempotency key always yields the first answer, so a retried change is applied once. */
   updateSubscription(

@@ -2,7 +2,7 @@ import { type EntityManager, LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../core/ids.js';
 import { App } from '../apps/app.entity.js';
-import { decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
+import { type CheckoutBuyer, decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
 import { Customer } from '../customers/customer.entity.js';
 import { Plan } from '../entitlements/plan.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -105,7 +105,7 @@ export class ProviderNotificationsService {
   async #owner(
     em: EntityManager,
     app: App,
-    buyer: NonNullable<ReturnType<typeof readTracking>>['buyer'],
+    buyer: CheckoutBuyer,
     session: ProviderCheckoutSession,
     remote: ProviderSubscription,
   ): Promise<{ customer: Customer | null; organization: Organization | null }> {

@@ -156,11 +156,6 @@ export class StripePaymentProvider implements PaymentProvider {
     return { id: session.id, url: session.url };
   }
 
-  async retrieveCheckoutSession(id: string): Promise<ProviderCheckoutSession | null> {
-    const session = await orNull(() => this.#stripe.checkout.sessions.retrieve(id));
-    return session ? fromStripeCheckoutSession(session) : null;
-  }
-
   async retrieveSubscription(id: string): Promise<ProviderSubscription | null> {
     const subscription = await orNull(() => this.#stripe.subscriptions.retrieve(id));
     return subscription ? fromStripeSubscription(subscription) : null;

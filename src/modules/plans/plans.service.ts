@@ -54,13 +54,6 @@ export class PlansService {
     return this.orm.em.find(Plan, { app }, { orderBy: { createdAt: 'asc', slug: 'asc' } });
   }
 
-  /** A plan of an app by its public id, or 404. */
-  async getPlanOrFail(appId: string, slug: string): Promise<Plan> {
-    const plan = await this.orm.em.findOne(Plan, { app: appId, slug });
-    if (!plan) throw new NotFoundError('Plan', slug);
-    return plan;
-  }
-
   #appOf(principal: Principal, appId: unknown): string {
     if (principal.kind === 'admin') {
       if (appId === undefined || appId === null)
