@@ -89,7 +89,8 @@ describe('serve', () => {
     expect(proc.output.stdout).toContain('Admin token  cli-test-admin-token-0123456789');
     expect((await request(base).get('/readyz')).status).toBe(200);
 
-    // Start a request whose body is still arriving, then ask the server to stop.
+    // Start a request whose body is still arriving. `Expect: 100-continue` makes the server say when it
+    // has read the headers, so the request is known to be in flight before the signal is sent.
     const { port } = new URL(base);
     const body = JSON.stringify({ query: '{ apps { id } }' });
     const socket = connect(Number(port), '127.0.0.1');
@@ -99,14 +100,16 @@ describe('serve', () => {
       response += d;
     });
     socket.write(
-      `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer cli-test-admin-token-0123456789\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer cli-test-admin-token-0123456789\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`,
     );
+    await waitFor(() => (response.startsWith('HTTP/1.1 100 Continue') ? true : undefined));
+    socket.write(body.slice(0, 5));
     proc.child.kill('SIGTERM');
     await waitFor(() => (proc.output.stdout.includes('shutting down') ? true : undefined));
     socket.write(body.slice(5));
 
     expect(await proc.exited).toBe(0);
-    expect(response).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/);
     expect(response).toContain('{"data":{"apps":');
     socket.destroy();
   });

@@ -299,8 +299,9 @@ async function orNull<T>(fn: () => Promise<T>): Promise<T | null> {
   }
 }
 
-function translate(error: unknown): DomainError {
-  if (error instanceof DomainError) return error;
+/** Anything that is not a Stripe error is a bug of ours: passed on unchanged, so it is logged as a 500. */
+function translate(error: unknown): unknown {
+  if (error instanceof DomainError || !(error instanceof Stripe.errors.StripeError)) return error;
   if (
     error instanceof Stripe.errors.StripeConnectionError ||
     error instanceof Stripe.errors.StripeRateLimitError ||
@@ -311,8 +312,5 @@ function translate(error: unknown): DomainError {
   if (error instanceof Stripe.errors.StripeAuthenticationError) {
     return new ProviderError('The payment provider refused the configured secret key');
   }
-  if (error instanceof Stripe.errors.StripeError) {
-    return new ProviderError(`The payment provider rejected the request: ${error.message}`);
-  }
-  return new ProviderUnavailableError();
+  return new ProviderError(`The payment provider rejected the request: ${error.message}`);
 }

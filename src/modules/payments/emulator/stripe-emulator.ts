@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../../../core/logger.js';
 import { renderCheckoutPage } from './checkout-page.js';
@@ -198,6 +199,8 @@ export class StripeEmulator {
     this.#sender = new WebhookSender(options.retry ?? DEFAULT_RETRY, options.logger);
     this.#sender.setTarget(options.webhook);
     this.#stateFile = options.stateFile;
+    // The state file may be the first thing written under DATA_DIR (e.g. with DATABASE_URL and ADMIN_TOKEN set).
+    if (this.#stateFile) mkdirSync(path.dirname(this.#stateFile), { recursive: true });
     this.#state =
       this.#stateFile && existsSync(this.#stateFile)
         ? { ...emptyState(), ...(JSON.parse(readFileSync(this.#stateFile, 'utf8')) as Partial<State>) }
