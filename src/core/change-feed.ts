@@ -115,7 +115,9 @@ export class ChangeFeed {
     const client = this.#client;
     if (!client || !this.#ready) return false;
     try {
-      await client.query('select 1');
+      // An empty query is the cheapest round trip: nothing to parse or plan, yet PostgreSQL still hands
+      // over every pending notification before it says it is ready again.
+      await client.query('');
       return this.#ready && this.#client === client;
     } catch {
       this.#lost(client, 'round trip failed');
