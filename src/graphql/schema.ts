@@ -1,5 +1,5 @@
 import type { GraphQLSchema } from 'graphql';
-import { buildSchema, type NonEmptyArray } from 'type-graphql';
+import { buildSchema, type ClassType, type NonEmptyArray } from 'type-graphql';
 import { AppsResolver } from '../modules/apps/apps.resolver.js';
 import { AuthResolver } from '../modules/auth/auth.resolver.js';
 import { CheckoutResolver } from '../modules/checkout/checkout.resolver.js';
@@ -16,7 +16,7 @@ import { SubscriptionsResolver } from '../modules/subscriptions/subscriptions.re
 import { fieldRateLimits } from './field-rate-limit.middleware.js';
 
 /** Every resolver of the API. A new module adds its resolver here. */
-export const RESOLVERS: NonEmptyArray<Function> = [
+export const RESOLVERS: NonEmptyArray<ClassType> = [
   AppsResolver,
   AuthResolver,
   CheckoutResolver,

@@ -1,4 +1,4 @@
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -12,13 +12,24 @@ describe('error envelope', () => {
   it('answers an unknown route with 404 in the envelope', async () => {
     const res = await server.http.get('/v1/no-such-thing');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ statusCode: 404, message: 'Cannot GET /v1/no-such-thing', error: 'Not Found' });
+    expect(res.body).toEqual({
+      statusCode: 404,
+      message: 'Cannot GET /v1/no-such-thing',
+      error: 'Not Found',
+    });
   });
 
   it('answers malformed JSON with 400 in the envelope', async () => {
-    const res = await server.http.post('/v1/customers').set('content-type', 'application/json').send('{"email":');
+    const res = await server.http
+      .post('/v1/customers')
+      .set('content-type', 'application/json')
+      .send('{"email":');
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ statusCode: 400, message: 'Malformed JSON in request body', error: 'Bad Request' });
+    expect(res.body).toEqual({
+      statusCode: 400,
+      message: 'Malformed JSON in request body',
+      error: 'Bad Request',
+    });
   });
 
   it('answers a body over 100 KiB with 413 in the envelope', async () => {
@@ -35,7 +46,11 @@ describe('error envelope', () => {
   it('answers an unknown API key with 401 in the envelope', async () => {
     const res = await server.http.get('/v1/customers').set('authorization', 'Bearer tg_sk_unknown');
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ statusCode: 401, message: 'Invalid or revoked API key', error: 'Unauthorized' });
+    expect(res.body).toEqual({
+      statusCode: 401,
+      message: 'Invalid or revoked API key',
+      error: 'Unauthorized',
+    });
   });
 
   it('answers a malformed Authorization header with 401', async () => {
