@@ -1,16 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
-import { type Principal, requireAppPrincipal } from '../../core/principal.js';
+import { type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
-import { entitlementQuerySchema, featureSchema } from './entitlements.schemas.js';
+import { type BillingContext, billingContextOf } from './billing-context.js';
+import { featureSchema } from './entitlements.schemas.js';
 import type { Features, FeatureValue } from './plan.entity.js';
 
 /** Whose entitlements: a customer's own, or an organization's (shared by its members). */
-export type EntitlementContext =
-  | { readonly appId: string; readonly customerId: string; readonly organizationId?: undefined }
-  | { readonly appId: string; readonly organizationId: string; readonly customerId?: undefined };
+export type EntitlementContext = BillingContext;
 
 function contextKey(appId: string, kind: 'c' | 'o', id: string): string {
   return `${appId}|${kind}|${id}`;
@@ -105,7 +103,7 @@ export class EntitlementsService {
 
   /** `GET /v1/entitlements`: the session's context, or with an API key `customerId`/`organizationId`. */
   async getEntitlements(principal: Principal, query: unknown): Promise<Entitlements> {
-    return this.resolve(await this.#contextOf(principal, query));
+    return this.resolve(await billingContextOf(this.orm, principal, query));
   }
 
   /** `GET /v1/entitlements/check/:feature`: whether the context's plan grants `feature`, and its value. */
@@ -134,39 +132,5 @@ export class EntitlementsService {
     return plan
       ? Object.freeze({ planName: plan.name, features: Object.freeze(plan.features) })
       : NO_ENTITLEMENTS;
-  }
-
-  /** Whose entitlements a request asks for; an API key names a customer or organization of its own app. */
-  async #contextOf(principal: Principal, query: unknown): Promise<EntitlementContext> {
-    const caller = requireAppPrincipal(principal);
-    if (caller.kind === 'session') {
-      if (query && typeof query === 'object' && Object.keys(query).length > 0) {
-        throw new ValidationError(
-          'a session token uses its own context: customerId and organizationId are for API keys',
-        );
-      }
-      return caller.organizationId !== undefined
-        ? { appId: caller.appId, organizationId: caller.organizationId }
-        : { appId: caller.appId, customerId: caller.customerId };
-    }
-    const { customerId, organizationId } = parseInput(entitlementQuerySchema, query ?? {});
-    const connection = this.orm.em.getConnection();
-    if (customerId !== undefined) {
-      const found = await connection.execute('select 1 from customer where id = ? and app_id = ?', [
-        customerId,
-        caller.appId,
-      ]);
-      if (found.length === 0) throw new NotFoundError('Customer', customerId);
-      return { appId: caller.appId, customerId };
-    }
-    const [row] = await connection.execute<{ enabled: boolean; found: boolean }[]>(
-      `select a.organizations_enabled as enabled, exists (select 1 from organization o
-          where o.id = ? and o.app_id = a.id) as found
-         from app a where a.id = ?`,
-      [organizationId, caller.appId],
-    );
-    if (!row?.enabled) throw new ForbiddenError('Organizations are not enabled for this app');
-    if (!row.found) throw new NotFoundError('Organization', organizationId);
-    return { appId: caller.appId, organizationId: organizationId! };
   }
 }

@@ -1,0 +1,52 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { type Principal, requireAppPrincipal } from '../../core/principal.js';
+import { parseInput } from '../../core/validation.js';
+import { entitlementQuerySchema } from './entitlements.schemas.js';
+
+/** Whose subscription and entitlements: a customer's own, or an organization's (shared by its members). */
+export type BillingContext =
+  | { readonly appId: string; readonly customerId: string; readonly organizationId?: undefined }
+  | { readonly appId: string; readonly organizationId: string; readonly customerId?: undefined };
+
+/**
+ * The context a request asks about, one rule for `/v1/entitlements…` and `/v1/subscriptions/current`:
+ * a session token uses its own (the organization once switched); an API key names exactly one
+ * customer or organization of its own app (another app's → 404; organizations disabled → 403).
+ */
+export async function billingContextOf(
+  orm: MikroORM,
+  principal: Principal,
+  query: unknown,
+): Promise<BillingContext> {
+  const caller = requireAppPrincipal(principal);
+  if (caller.kind === 'session') {
+    if (query && typeof query === 'object' && Object.keys(query).length > 0) {
+      throw new ValidationError(
+        'a session token uses its own context: customerId and organizationId are for API keys',
+      );
+    }
+    return caller.organizationId !== undefined
+      ? { appId: caller.appId, organizationId: caller.organizationId }
+      : { appId: caller.appId, customerId: caller.customerId };
+  }
+  const { customerId, organizationId } = parseInput(entitlementQuerySchema, query ?? {});
+  const connection = orm.em.getConnection();
+  if (customerId !== undefined) {
+    const found = await connection.execute('select 1 from customer where id = ? and app_id = ?', [
+      customerId,
+      caller.appId,
+    ]);
+    if (found.length === 0) throw new NotFoundError('Customer', customerId);
+    return { appId: caller.appId, customerId };
+  }
+  const [row] = await connection.execute<{ enabled: boolean; found: boolean }[]>(
+    `select a.organizations_enabled as enabled, exists (select 1 from organization o
+        where o.id = ? and o.app_id = a.id) as found
+       from app a where a.id = ?`,
+    [organizationId, caller.appId],
+  );
+  if (!row?.enabled) throw new ForbiddenError('Organizations are not enabled for this app');
+  if (!row.found) throw new NotFoundError('Organization', organizationId);
+  return { appId: caller.appId, organizationId: organizationId! };
+}
