@@ -1,16 +1,5 @@
+import { escapeHtml } from '../../core/html.js';
 import type { MailMessage } from '../email/mailer.js';
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
 
 export interface MagicLinkEmailInput {
   readonly to: string;

@@ -1,17 +1,6 @@
 import { Router } from 'express';
+import { escapeHtml } from '../../core/html.js';
 import type { DevMailbox, StoredMail } from './dev-mailbox.js';
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
 
 /** Escapes the plain-text body and turns its http(s) links into anchors (links are the point of a login mail). */
 function linkify(text: string): string {

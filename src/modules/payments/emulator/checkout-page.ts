@@ -1,3 +1,4 @@
+import { escapeHtml } from '../../../core/html.js';
 /** The emulator's hosted checkout page: plain HTML, no script, so it works in any browser or test client. */
 
 export interface CheckoutPageView {
@@ -14,12 +15,6 @@ export interface CheckoutPageView {
   readonly error: string | null;
   readonly closedReason: string | null;
 }
-
-const escapeHtml = (value: string): string =>
-  value.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
 
 const field = (name: string, label: string, attrs = 'required'): string =>
   `<label>${escapeHtml(label)}<input name="${name}" ${attrs}></label>`;
