@@ -10,7 +10,15 @@ import { getSchema } from '../src/graphql/schema.js';
 const FILE = 'schema/schema.graphql';
 
 async function main() {
-  const sdl = `${printSchema(lexicographicSortSchema(await getSchema()))}\n`;
+  const schema = lexicographicSortSchema(await getSchema());
+  // An object type is named `Subscription` (the billing subscription) while the schema has no subscription
+  // operations. graphql-js omits the `schema {}` block for conventional root names, and SDL readers would
+  // then take that type for the subscription root; spelling the roots out keeps the file unambiguous.
+  const printed = printSchema(schema);
+  const roots = [`  query: ${schema.getQueryType()?.name}`, `  mutation: ${schema.getMutationType()?.name}`];
+  const sdl = printed.startsWith('schema {')
+    ? `${printed}\n`
+    : `schema {\n${roots.join('\n')}\n}\n\n${printed}\n`;
   if (process.argv.includes('--check')) {
     let committed = '';
     try {
