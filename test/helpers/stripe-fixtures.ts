@@ -1,7 +1,8 @@
+import { type AddressInfo, createServer } from 'node:net';
 import Stripe from 'stripe';
 import { withContext } from '../../src/core/db.js';
 import { EMULATOR_SECRET_KEY } from '../../src/modules/payments/payments.runtime.js';
-import type { TestServer } from './server.js';
+import { startTestServer, type TestServer } from './server.js';
 
 /** The unmodified Stripe SDK pointed at the test server's in-process emulator. */
 export function stripeFor(server: TestServer): Stripe {
@@ -107,4 +108,19 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** A Tollgate whose Stripe is a port that was just free and is now closed: every call is refused. */
+export async function startServerWithUnreachableStripe(): Promise<TestServer> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return startTestServer({
+    env: {
+      STRIPE_SECRET_KEY: 'sk_test_unreachable',
+      STRIPE_WEBHOOK_SECRET: 'whsec_unreachable',
+      STRIPE_API_BASE: `http://127.0.0.1:${port}`,
+    },
+  });
 }

@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
 import { BillingFixtures } from './subscription-lifecycle.fixtures.js';
 
 const INVOICES = `query($customerId: ID, $limit: Int) {
@@ -105,18 +105,7 @@ describe('invoices when Stripe is unreachable', () => {
   let offline: TestServer;
 
   beforeAll(async () => {
-    // A port that was just free and is now closed: every connection is refused.
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
-    offline = await startTestServer({
-      env: {
-        STRIPE_SECRET_KEY: 'sk_test_unreachable',
-        STRIPE_WEBHOOK_SECRET: 'whsec_unreachable',
-        STRIPE_API_BASE: `http://127.0.0.1:${port}`,
-      },
-    });
+    offline = await startServerWithUnreachableStripe();
   });
 
   afterAll(async () => {

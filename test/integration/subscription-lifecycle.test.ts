@@ -1,10 +1,9 @@
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import type { Response } from 'supertest';
 import { withContext } from '../../src/core/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
 import { Fixtures } from './entitlements.fixtures.js';
 import { BillingFixtures, eventually } from './subscription-lifecycle.fixtures.js';
 
@@ -341,18 +340,7 @@ describe('changes while Stripe is unreachable', () => {
   let offline: TestServer;
 
   beforeAll(async () => {
-    // A port that was just free and is now closed: every connection is refused.
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
-    offline = await startTestServer({
-      env: {
-        STRIPE_SECRET_KEY: 'sk_test_unreachable',
-        STRIPE_WEBHOOK_SECRET: 'whsec_unreachable',
-        STRIPE_API_BASE: `http://127.0.0.1:${port}`,
-      },
-    });
+    offline = await startServerWithUnreachableStripe();
   });
 
   afterAll(async () => {
