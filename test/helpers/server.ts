@@ -7,9 +7,13 @@ import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/logger.js';
 import { type RunningServer, startServer } from '../../src/server.js';
+import { expectOpenApiResponse, matchOpenApiPath } from './openapi.js';
 
 export interface TestServer extends RunningServer {
-  /** supertest bound to this server. */
+  /**
+   * supertest bound to this server. Every answer to a path documented in schema/openapi.yaml is checked
+   * against the document, so the REST facade and its description cannot drift apart.
+   */
   readonly http: ReturnType<typeof request>;
   /** Runs a GraphQL operation with a bearer credential (or none). */
   graphql<T = any>(
@@ -56,7 +60,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger: createLogger(config.logLevel, options.logDestination),
     seedDemo: false,
   });
-  const http = request(server.url);
+  const http = documentedHttp(server.url);
   const graphql: TestServer['graphql'] = async (query, variables, token) => {
     const req = http.post('/graphql').set('content-type', 'application/json');
     if (token) req.set('authorization', `Bearer ${token}`);
@@ -75,4 +79,24 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     return { appId: res.body.data.createApp.app.id, apiKey: res.body.data.createApp.apiKey };
   };
   return Object.assign(Object.create(null), server, { http, graphql, op, createApp, close: server.close });
+}
+
+const HTTP_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+
+/** supertest whose requests to documented `/v1` paths also assert the answer against the OpenAPI document. */
+function documentedHttp(url: string): ReturnType<typeof request> {
+  const agent = request(url);
+  return new Proxy(agent, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof property !== 'string' || !HTTP_METHODS.has(property) || typeof value !== 'function')
+        return value;
+      return (path: string) => {
+        const test = value.call(target, path);
+        return matchOpenApiPath(path)
+          ? test.expect((res: request.Response) => expectOpenApiResponse(res))
+          : test;
+      };
+    },
+  });
 }
