@@ -1,3 +1,4 @@
+import type { SubscriptionStatus } from '../subscriptions/subscription.entity.js';
 /**
  * The payment provider as the core sees it: a small port in Tollgate's own words, so services never
  * import the `stripe` SDK. The one adapter (stripe-provider.ts) talks to Stripe or to the emulator.
@@ -42,15 +43,7 @@ export interface ProviderPromotionCode {
 }
 
 /** Stripe's subscription statuses (`paused` is Stripe's own, for trials that ended without a card). */
-export type ProviderSubscriptionStatus =
-  | 'incomplete'
-  | 'incomplete_expired'
-  | 'trialing'
-  | 'active'
-  | 'past_due'
-  | 'canceled'
-  | 'unpaid'
-  | 'paused';
+export type ProviderSubscriptionStatus = SubscriptionStatus;
 
 export interface ProviderSubscription {
   readonly id: string;

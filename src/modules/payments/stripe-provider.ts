@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { DomainError, ProviderError, ProviderUnavailableError, ValidationError } from '../../core/errors.js';
+import { SUBSCRIPTION_STATUSES } from '../subscriptions/subscription.entity.js';
 import type {
   CheckoutSessionRequest,
   PaymentProvider,
@@ -9,7 +10,6 @@ import type {
   ProviderPrice,
   ProviderPromotionCode,
   ProviderSubscription,
-  ProviderSubscriptionStatus,
 } from './payment-provider.js';
 
 export interface StripeProviderOptions {
@@ -18,17 +18,6 @@ export interface StripeProviderOptions {
   /** Another Stripe-compatible base (the emulator), e.g. `http://127.0.0.1:12111`; Stripe's own when unset. */
   readonly apiBase?: string;
 }
-
-const SUBSCRIPTION_STATUSES: readonly ProviderSubscriptionStatus[] = [
-  'incomplete',
-  'incomplete_expired',
-  'trialing',
-  'active',
-  'past_due',
-  'canceled',
-  'unpaid',
-  'paused',
-];
 
 const toDate = (seconds: number | null | undefined): Date | null =>
   seconds === null || seconds === undefined ? null : new Date(seconds * 1000);
