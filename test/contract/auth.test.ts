@@ -1,4 +1,4 @@
-import { createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { createAuthApp, tokenFromDevMailbox, uniqueEmail } from '../helpers/auth-fixtures.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Fixtures } from '../integration/entitlements.fixtures.js';
@@ -10,17 +10,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
 });
-
-async function tokenFromMailbox(to: string): Promise<string> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const res = await server.http.get('/dev/mailbox.json');
-    const mail = (res.body.messages as { to: string; text: string }[]).find((m) => m.to === to);
-    if (mail) return new URL(/https?:\/\/\S+/.exec(mail.text)![0]).searchParams.get('token')!;
-    if (Date.now() > deadline) throw new Error(`no e-mail to ${to}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('customer authentication responses match schema/openapi.yaml', () => {
   it('POST …/auth/magic-link: 200, 400, 404, 429', async () => {
@@ -55,7 +44,7 @@ describe('customer authentication responses match schema/openapi.yaml', () => {
       .post(`/v1/apps/${appId}/auth/magic-link`)
       .send({ email, redirectUrl: 'https://app.example.com/cb' })
       .expect(200);
-    const token = await tokenFromMailbox(email);
+    const token = await tokenFromDevMailbox(server, email);
     const verifyPath = `/v1/apps/${appId}/auth/verify`;
 
     const checks = [

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { withContext } from '../../src/core/db.js';
 import { ADMIN } from '../../src/core/principal.js';
+import { waitFor } from './process.js';
 import type { TestServer } from './server.js';
 
 /** Creates an app through the core (as the admin CLI does); returns its id and first API key. */
@@ -17,4 +18,13 @@ export async function createAuthApp(
 /** A fresh address for each test, so per-e-mail limits never carry over. */
 export function uniqueEmail(label = 'user'): string {
   return `${label}-${randomBytes(6).toString('hex')}@example.com`;
+}
+
+/** The token of the newest magic link e-mailed to `to`, polled from the dev mailbox (mail leaves after the response). */
+export function tokenFromDevMailbox(server: TestServer, to: string): Promise<string> {
+  return waitFor(async () => {
+    const res = await server.http.get('/dev/mailbox.json');
+    const mail = (res.body.messages as { to: string; text: string }[]).find((m) => m.to === to);
+    return mail ? new URL(/https?:\/\/\S+/.exec(mail.text)![0]).searchParams.get('token')! : undefined;
+  }, 5000);
 }

@@ -1,4 +1,4 @@
-import { createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { createAuthApp, tokenFromDevMailbox, uniqueEmail } from '../helpers/auth-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -24,18 +24,6 @@ const SESSION = `query($appId: ID!) {
 }`;
 const REVOKE = 'mutation { revokeSession }';
 
-/** Mail leaves after the response: poll the dev mailbox until the message arrives. */
-async function tokenFromMailbox(to: string): Promise<string> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const res = await server.http.get('/dev/mailbox.json');
-    const mail = (res.body.messages as { to: string; text: string }[]).find((m) => m.to === to);
-    if (mail) return new URL(/https?:\/\/\S+/.exec(mail.text)![0]).searchParams.get('token')!;
-    if (Date.now() > deadline) throw new Error(`no e-mail to ${to}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe('customer login over GraphQL', () => {
   it('requests a link, verifies it, reads the session and revokes it, over the same core as REST', async () => {
     const { appId } = await createAuthApp(server, { allowedCallbackUrls: 'https://app.example.com/*' });
@@ -47,7 +35,7 @@ describe('customer login over GraphQL', () => {
     });
     expect(requested.body).toEqual({ data: { requestMagicLink: true } });
 
-    const token = await tokenFromMailbox(email);
+    const token = await tokenFromDevMailbox(server, email);
     const verified = await server.graphql(VERIFY, { appId, token });
     expect(verified.body.errors).toBeUndefined();
     const login = verified.body.data.verifyMagicLink;

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { createAuthApp, tokenFromDevMailbox, uniqueEmail } from '../helpers/auth-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Collects every log line the server writes. */
@@ -36,13 +36,7 @@ describe('tokens never reach the logs', () => {
         .post(`/v1/apps/${appId}/auth/magic-link`)
         .send({ email, redirectUrl: 'https://app.example.com/cb' })
         .expect(200);
-      let token = '';
-      await until(async () => {
-        const res = await server.http.get('/dev/mailbox.json');
-        const mail = (res.body.messages as { to: string; text: string }[]).find((m) => m.to === email);
-        if (mail) token = new URL(/https?:\/\/\S+/.exec(mail.text)![0]).searchParams.get('token')!;
-        return token !== '';
-      }, 'the e-mail');
+      const token = await tokenFromDevMailbox(server, email);
 
       await server.http.get(`/v1/apps/${appId}/auth/verify?token=${token}&redirect=true`).expect(302);
       await server.http.get(`/v1/apps/${appId}/auth/verify?token=${token}`).expect(400);
