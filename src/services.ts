@@ -1,8 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
-import { ChangeFeed } from './core/change-feed.js';
 import type { Clock } from './core/clock.js';
-import type { Logger } from './core/logger.js';
+import { ChangeFeed } from './infra/change-feed.js';
+import type { Logger } from './infra/logger.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Request } from 'express';
-import type { Logger } from '../core/logger.js';
 import type { Principal } from '../core/principal.js';
+import type { Logger } from '../infra/logger.js';
 import type { Services } from '../services.js';
 import { Loaders } from './loaders.js';
 

@@ -1,7 +1,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import { assertUnreachable, DomainError, type ErrorCode, statusOf } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../infra/logger.js';
 
 /** GraphQL `extensions.code` of each domain error code (exhaustive: a new code must be mapped here). */
 export function graphqlCodeOf(code: ErrorCode): string {

@@ -1,6 +1,6 @@
-import { withContext } from '../../src/core/db.js';
 import { ConflictError } from '../../src/core/errors.js';
 import type { Principal } from '../../src/core/principal.js';
+import { withContext } from '../../src/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;

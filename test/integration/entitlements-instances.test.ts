@@ -1,4 +1,4 @@
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Fixtures } from './entitlements.fixtures.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { type Orm, withContext } from '../../src/core/db.js';
 import { newId } from '../../src/core/ids.js';
 import type { OrgRole } from '../../src/core/principal.js';
+import { type Orm, withContext } from '../../src/db.js';
 import { Customer } from '../../src/modules/customers/customer.entity.js';
 import { type Features, Plan } from '../../src/modules/entitlements/plan.entity.js';
 import { Organization, OrganizationMember } from '../../src/modules/organizations/organization.entity.js';

@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import { type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import { type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
 import { type BillingContext, billingContextOf } from './billing-context.js';
 import { featureSchema } from './entitlements.schemas.js';

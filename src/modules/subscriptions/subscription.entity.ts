@@ -1,6 +1,6 @@
 import { BigIntType, type Opt } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, PrimaryKey, Property, Trigger } from '@mikro-orm/decorators/legacy';
-import { SUBSCRIPTION_CHANGES_TRIGGER } from '../../core/change-triggers.js';
+import { SUBSCRIPTION_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
 import { Plan } from '../entitlements/plan.entity.js';

@@ -2,17 +2,17 @@ import { RequestContext } from '@mikro-orm/core';
 import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
-import { migrationsList } from '../../migrations/index.js';
-import { ApiKey } from '../modules/apps/api-key.entity.js';
-import { App } from '../modules/apps/app.entity.js';
-import { MagicLinkRequest } from '../modules/auth/magic-link-request.entity.js';
-import { MagicLinkToken } from '../modules/auth/magic-link-token.entity.js';
-import { Session } from '../modules/auth/session.entity.js';
-import { Customer } from '../modules/customers/customer.entity.js';
-import { Plan } from '../modules/entitlements/plan.entity.js';
-import { Organization, OrganizationMember } from '../modules/organizations/organization.entity.js';
-import { ProcessedEvent } from '../modules/payments/processed-event.entity.js';
-import { Subscription } from '../modules/subscriptions/subscription.entity.js';
+import { migrationsList } from '../migrations/index.js';
+import { ApiKey } from './modules/apps/api-key.entity.js';
+import { App } from './modules/apps/app.entity.js';
+import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
+import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
+import { Session } from './modules/auth/session.entity.js';
+import { Customer } from './modules/customers/customer.entity.js';
+import { Plan } from './modules/entitlements/plan.entity.js';
+import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
+import { ProcessedEvent } from './modules/payments/processed-event.entity.js';
+import { Subscription } from './modules/subscriptions/subscription.entity.js';
 
 export const ENTITIES = [
   App,
