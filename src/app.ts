@@ -12,12 +12,12 @@ import { createGraphQLContext, type GraphQLContext } from './graphql/context.js'
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
-import { getSchema } from './graphql/schema.js';
+import { getSchema } from './graphql-schema.js';
 import { redactUrl } from './infra/logger.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
-import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/payments/stripe-webhook.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
+import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
 import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';

@@ -9,9 +9,9 @@ import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
 import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
-import { Plan } from './modules/entitlements/plan.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
-import { ProcessedEvent } from './modules/payments/processed-event.entity.js';
+import { Plan } from './modules/plans/plan.entity.js';
+import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
 import { Subscription } from './modules/subscriptions/subscription.entity.js';
 
 export const ENTITIES = [

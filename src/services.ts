@@ -15,10 +15,10 @@ import { EntitlementsService } from './modules/entitlements/entitlements.service
 import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
-import { ProviderNotificationsService } from './modules/payments/provider-notifications.service.js';
 import { PlansService } from './modules/plans/plans.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
+import { ProviderNotificationsService } from './modules/subscriptions/provider-notifications.service.js';
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';

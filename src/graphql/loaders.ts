@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import type { Principal } from '../core/principal.js';
-import { Plan } from '../modules/entitlements/plan.entity.js';
+import { Plan } from '../modules/plans/plan.entity.js';
 import { Subscription } from '../modules/subscriptions/subscription.entity.js';
 
 /**

@@ -3,10 +3,10 @@ import { NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type Principal, requireAdmin } from '../../core/principal.js';
 import { API_KEY_PREFIX, displayPrefix, hashSecret, randomSecret } from '../../core/tokens.js';
-import { parseInput } from '../../core/validation.js';
+import { idSchema, parseInput } from '../../core/validation.js';
 import { ApiKey } from './api-key.entity.js';
 import { App } from './app.entity.js';
-import { appIdSchema, appSettingsSchema, createAppSchema } from './apps.schemas.js';
+import { appSettingsSchema, createAppSchema } from './apps.schemas.js';
 
 export interface CreatedApiKey {
   /** The secret, shown exactly once. */
@@ -50,7 +50,7 @@ export class AppsService {
 
   async getApp(principal: Principal, appId: string): Promise<App | null> {
     requireAdmin(principal);
-    return this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    return this.em.findOne(App, { id: parseInput(idSchema, appId) });
   }
 
   async listApiKeys(principal: Principal, appId: string): Promise<ApiKey[]> {
@@ -69,7 +69,7 @@ export class AppsService {
   /** Revokes a key at once; revoking twice keeps the first revocation time. */
   async revokeApiKey(principal: Principal, keyId: string): Promise<ApiKey> {
     requireAdmin(principal);
-    const key = await this.em.findOne(ApiKey, { id: parseInput(appIdSchema, keyId) });
+    const key = await this.em.findOne(ApiKey, { id: parseInput(idSchema, keyId) });
     if (!key) throw new NotFoundError('API key', keyId);
     key.revokedAt ??= new Date();
     await this.em.flush();
@@ -82,7 +82,7 @@ export class AppsService {
   }
 
   private async getAppOrFail(appId: string): Promise<App> {
-    const app = await this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    const app = await this.em.findOne(App, { id: parseInput(idSchema, appId) });
     if (!app) throw new NotFoundError('App', appId);
     return app;
   }

@@ -4,15 +4,14 @@ import { NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } f
 import { newId } from '../../core/ids.js';
 import type { Principal } from '../../core/principal.js';
 import { hashSecret, randomSecret } from '../../core/tokens.js';
-import { parseInput } from '../../core/validation.js';
+import { idSchema, parseInput } from '../../core/validation.js';
 import type { Logger } from '../../infra/logger.js';
 import { App } from '../apps/app.entity.js';
-import { appIdSchema } from '../apps/apps.schemas.js';
+import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { Mailer } from '../email/mailer.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import { openMagicLinkSchema, requestMagicLinkSchema, verifyMagicLinkSchema } from './auth.schemas.js';
-import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from './callback-url.js';
 import { magicLinkEmail } from './magic-link-email.js';
 import { MagicLinkToken } from './magic-link-token.entity.js';
 import type { SessionsService } from './sessions.service.js';
@@ -204,7 +203,7 @@ export class MagicLinksService {
   }
 
   private async appOrFail(appId: string): Promise<App> {
-    const app = await this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    const app = await this.em.findOne(App, { id: parseInput(idSchema, appId) });
     if (!app) throw new NotFoundError('App', appId);
     return app;
   }

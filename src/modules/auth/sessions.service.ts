@@ -4,9 +4,8 @@ import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type OrgRole, type Principal, requireSession } from '../../core/principal.js';
 import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/tokens.js';
-import { parseInput } from '../../core/validation.js';
+import { idSchema, parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
-import { appIdSchema } from '../apps/apps.schemas.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import { Session } from './session.entity.js';
@@ -103,7 +102,7 @@ export class SessionsService {
   }
 
   private async appOrFail(appId: string): Promise<App> {
-    const app = await this.orm.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    const app = await this.orm.em.findOne(App, { id: parseInput(idSchema, appId) });
     if (!app) throw new NotFoundError('App', appId);
     return app;
   }

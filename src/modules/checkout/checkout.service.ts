@@ -4,13 +4,13 @@ import { ForbiddenError, NotFoundError, ProviderError, ValidationError } from '.
 import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
-import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../auth/callback-url.js';
+import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { couponProblem } from '../coupons/coupon-rules.js';
 import { Customer } from '../customers/customer.entity.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
-import { Plan } from '../entitlements/plan.entity.js';
 import { Organization, OrganizationMember } from '../organizations/organization.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
+import { Plan } from '../plans/plan.entity.js';
 import { type CheckoutInput, checkoutSchema } from './checkout.schemas.js';
 import { type CheckoutBuyer, encodeCallerMetadata, trackingMetadata } from './checkout-metadata.js';
 

@@ -1,7 +1,6 @@
 import { z } from 'zod';
+import { idSchema as id } from '../../core/validation.js';
 import type { Metadata } from '../customers/customer.entity.js';
-
-const id = z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
 
 export const orgRoleSchema = z.enum(['owner', 'admin', 'member'], {
   error: 'must be owner, admin or member',

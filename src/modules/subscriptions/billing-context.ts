@@ -1,8 +1,15 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
-import { parseInput } from '../../core/validation.js';
-import { entitlementQuerySchema } from './entitlements.schemas.js';
+import { idSchema, parseInput } from '../../core/validation.js';
+
+/** Whose subscription or entitlements an API key asks for: exactly one of `customerId`, `organizationId`. */
+export const billingContextQuerySchema = z
+  .strictObject({ customerId: idSchema.optional(), organizationId: idSchema.optional() })
+  .refine((q) => (q.customerId === undefined) !== (q.organizationId === undefined), {
+    message: 'exactly one of customerId or organizationId is required',
+  });
 
 /** Whose subscription and entitlements: a customer's own, or an organization's (shared by its members). */
 export type BillingContext =
@@ -30,7 +37,7 @@ export async function billingContextOf(
       ? { appId: caller.appId, organizationId: caller.organizationId }
       : { appId: caller.appId, customerId: caller.customerId };
   }
-  const { customerId, organizationId } = parseInput(entitlementQuerySchema, query ?? {});
+  const { customerId, organizationId } = parseInput(billingContextQuerySchema, query ?? {});
   const connection = orm.em.getConnection();
   if (customerId !== undefined) {
     const found = await connection.execute('select 1 from customer where id = ? and app_id = ?', [

@@ -4,16 +4,16 @@ import { newId } from '../../core/ids.js';
 import { App } from '../apps/app.entity.js';
 import { type CheckoutBuyer, decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
 import { Customer } from '../customers/customer.entity.js';
-import { Plan } from '../entitlements/plan.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
-import { Subscription } from '../subscriptions/subscription.entity.js';
-import { applyProviderState } from '../subscriptions/subscription-sync.js';
 import type {
   PaymentProvider,
   ProviderCheckoutSession,
   ProviderEvent,
   ProviderSubscription,
-} from './payment-provider.js';
+} from '../payments/payment-provider.js';
+import { Plan } from '../plans/plan.entity.js';
+import { Subscription } from './subscription.entity.js';
+import { applyProviderState } from './subscription-sync.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
