@@ -64,9 +64,11 @@ export interface Services {
 export function createServices(deps: Deps): Services {
   const changes = new ChangeFeed(deps.orm.config.get('clientUrl')!, deps.logger);
   const entitlements = new EntitlementsService(deps.orm, changes);
-  const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
+  const apps = new AppsService(deps.orm);
+  const organizations = new OrganizationsService(deps.orm);
+  const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements);
   return {
-    apps: new AppsService(deps.orm),
+    apps,
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
@@ -80,10 +82,11 @@ export function createServices(deps: Deps): Services {
       logger: deps.logger,
       mailer: deps.mailer,
       publicBaseUrl: deps.config.publicBaseUrl,
+      apps,
       sessions,
       entitlements,
     }),
-    organizations: new OrganizationsService(deps.orm, sessions, entitlements),
+    organizations,
     plans: new PlansService(deps.orm, deps.payments),
     providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),

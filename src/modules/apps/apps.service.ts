@@ -37,7 +37,7 @@ export class AppsService {
   async updateAppSettings(principal: Principal, appId: string, input: unknown): Promise<App> {
     requireAdmin(principal);
     const settings = parseInput(appSettingsSchema, input);
-    const app = await this.getAppOrFail(appId);
+    const app = await this.appOrFail(appId);
     this.em.assign(app, settings);
     await this.em.flush();
     return app;
@@ -60,7 +60,7 @@ export class AppsService {
 
   async createApiKey(principal: Principal, appId: string): Promise<CreatedApiKey> {
     requireAdmin(principal);
-    const app = await this.getAppOrFail(appId);
+    const app = await this.appOrFail(appId);
     const created = this.buildApiKey(app);
     await this.em.flush();
     return created;
@@ -76,12 +76,11 @@ export class AppsService {
     return key;
   }
 
-  /** Looks an app up for a public (unauthenticated) endpoint that names it in the path. */
-  async getPublicAppOrFail(appId: string): Promise<App> {
-    return this.getAppOrFail(appId);
-  }
-
-  private async getAppOrFail(appId: string): Promise<App> {
+  /**
+   * The app named by `appId`, else 404. No authorization: for the operator's use cases above, and for
+   * the public login endpoints, where the app id in the path is what names the app.
+   */
+  async appOrFail(appId: string): Promise<App> {
     const app = await this.em.findOne(App, { id: parseInput(idSchema, appId) });
     if (!app) throw new NotFoundError('App', appId);
     return app;

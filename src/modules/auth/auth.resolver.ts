@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context.js';
-import { SessionType, VerifyMagicLinkPayload } from './auth.type.js';
+import { SessionType, SwitchOrganizationPayload, VerifyMagicLinkPayload } from './auth.type.js';
 
 /** Customer login and sessions over the same core as `/v1/apps/:appId/auth/…`. */
 @Resolver()
@@ -44,5 +44,17 @@ export class AuthResolver {
   async revokeSession(@Ctx() ctx: GraphQLContext): Promise<boolean> {
     await ctx.services.sessions.revokeSession(ctx.principal);
     return true;
+  }
+
+  @Mutation(() => SwitchOrganizationPayload, {
+    description: 'A new session token in an organization context of the calling customer',
+  })
+  async switchOrganization(
+    @Arg('organizationId', () => ID) organizationId: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<SwitchOrganizationPayload> {
+    return SwitchOrganizationPayload.from(
+      await ctx.services.sessions.switchOrganization(ctx.principal, organizationId),
+    );
   }
 }

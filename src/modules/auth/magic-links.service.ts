@@ -1,12 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from '../../core/errors.js';
+import { RateLimitedError, UnauthorizedError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Principal } from '../../core/principal.js';
 import { hashSecret, randomSecret } from '../../core/tokens.js';
-import { idSchema, parseInput } from '../../core/validation.js';
+import { parseInput } from '../../core/validation.js';
 import type { Logger } from '../../infra/logger.js';
-import { App } from '../apps/app.entity.js';
+import type { App } from '../apps/app.entity.js';
+import type { AppsService } from '../apps/apps.service.js';
 import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { Mailer } from '../email/mailer.js';
@@ -38,6 +39,7 @@ export interface MagicLinksDeps {
   readonly mailer: Mailer;
   /** Links in e-mails are built from this alone, never from request headers. */
   readonly publicBaseUrl: string;
+  readonly apps: AppsService;
   readonly sessions: SessionsService;
   readonly entitlements: EntitlementsService;
 }
@@ -61,7 +63,7 @@ export class MagicLinksService {
    * message was sent.
    */
   async requestMagicLink(_principal: Principal, appId: string, input: unknown): Promise<void> {
-    const app = await this.appOrFail(appId);
+    const app = await this.deps.apps.appOrFail(appId);
     const { email, redirectUrl } = parseInput(requestMagicLinkSchema, input);
     if (!isAllowedCallbackUrl(redirectUrl, parseStoredCallbackPatterns(app.allowedCallbackUrls))) {
       throw new ValidationError('redirectUrl: does not match any allowed callback URL of this app', {
@@ -145,7 +147,7 @@ export class MagicLinksService {
    * it — mail scanners open links too — and returns the callback URL with `token` added.
    */
   async openMagicLink(_principal: Principal, appId: string, query: unknown): Promise<string> {
-    const app = await this.appOrFail(appId);
+    const app = await this.deps.apps.appOrFail(appId);
     const { token } = parseInput(openMagicLinkSchema, query);
     const link = await this.em.findOne(MagicLinkToken, {
       tokenHash: hashSecret(token),
@@ -168,7 +170,7 @@ export class MagicLinksService {
    * exactly one succeeds; a bad, used or expired token is refused.
    */
   async verifyMagicLink(_principal: Principal, appId: string, input: unknown): Promise<VerifiedLogin> {
-    const app = await this.appOrFail(appId);
+    const app = await this.deps.apps.appOrFail(appId);
     const { token } = parseInput(verifyMagicLinkSchema, input);
     const now = this.deps.clock.now();
     return this.em.transactional(async (em) => {
@@ -200,11 +202,5 @@ export class MagicLinksService {
     url.searchParams.set('token', token);
     url.searchParams.set('redirect', 'true');
     return url.toString();
-  }
-
-  private async appOrFail(appId: string): Promise<App> {
-    const app = await this.em.findOne(App, { id: parseInput(idSchema, appId) });
-    if (!app) throw new NotFoundError('App', appId);
-    return app;
   }
 }

@@ -4,6 +4,7 @@ import { ForbiddenError, NotFoundError, ProviderError, ValidationError } from '.
 import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
+import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { couponProblem } from '../coupons/coupon-rules.js';
 import { Customer } from '../customers/customer.entity.js';
@@ -105,7 +106,7 @@ export class CheckoutService {
       return { tracked: { email: body.email }, provider: { email: body.email } };
     }
     const organizationId = body.organizationId!;
-    if (!app.organizationsEnabled) throw new ForbiddenError('Organizations are not enabled for this app');
+    assertOrganizationsEnabled(app);
     const organization = await em.findOne(Organization, { id: organizationId, app: app.id });
     if (!organization) throw new NotFoundError('Organization', organizationId);
     let email: string | null = null;

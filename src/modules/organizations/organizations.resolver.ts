@@ -5,7 +5,6 @@ import {
   OrganizationMemberType,
   OrganizationType,
   OrgRoleEnum,
-  SwitchOrganizationPayload,
 } from './organization.type.js';
 
 /** Organizations and their members (rules and permissions in OrganizationsService). */
@@ -86,17 +85,5 @@ export class OrganizationsResolver {
   ): Promise<boolean> {
     await ctx.services.organizations.removeMember(ctx.principal, { organizationId, customerId });
     return true;
-  }
-
-  @Mutation(() => SwitchOrganizationPayload, {
-    description: 'A new session token in an organization context of the calling customer',
-  })
-  async switchOrganization(
-    @Arg('organizationId', () => ID) organizationId: string,
-    @Ctx() ctx: GraphQLContext,
-  ): Promise<SwitchOrganizationPayload> {
-    return SwitchOrganizationPayload.from(
-      await ctx.services.organizations.switchOrganization(ctx.principal, organizationId),
-    );
   }
 }

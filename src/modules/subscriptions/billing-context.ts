@@ -1,8 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
+import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 
 /** Whose subscription or entitlements an API key asks for: exactly one of `customerId`, `organizationId`. */
 export const billingContextQuerySchema = z
@@ -53,7 +54,7 @@ export async function billingContextOf(
        from app a where a.id = ?`,
     [organizationId, caller.appId],
   );
-  if (!row?.enabled) throw new ForbiddenError('Organizations are not enabled for this app');
-  if (!row.found) throw new NotFoundError('Organization', organizationId);
+  assertOrganizationsEnabled(row ? { organizationsEnabled: row.enabled } : null);
+  if (!row?.found) throw new NotFoundError('Organization', organizationId);
   return { appId: caller.appId, organizationId: organizationId! };
 }
