@@ -12,7 +12,7 @@ import { createGraphQLContext, type GraphQLContext } from './graphql/context.js'
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
-import { getSchema } from './graphql-schema.js';
+import { createResolverContainer, getSchema } from './graphql-schema.js';
 import { redactUrl } from './infra/logger.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
@@ -100,7 +100,7 @@ export async function createHttpApp(
   app.post(
     STRIPE_WEBHOOK_PATH,
     express.raw({ type: () => true, limit: BODY_LIMIT }),
-    stripeWebhookHandler(services),
+    stripeWebhookHandler(services.providerNotifications),
   );
 
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
@@ -123,10 +123,11 @@ export async function createHttpApp(
     ],
   });
   await apollo.start();
+  const resolvers = createResolverContainer(services);
   app.use(
     '/graphql',
     expressMiddleware(apollo, {
-      context: async ({ req }) => createGraphQLContext(req, services, deps.orm),
+      context: async ({ req }) => createGraphQLContext(req, resolvers),
     }),
   );
 

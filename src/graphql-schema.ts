@@ -1,6 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
-import { buildSchema, type ClassType, type NonEmptyArray } from 'type-graphql';
-import { fieldRateLimits } from './graphql/field-rate-limit.middleware.js';
+import { buildSchema, type ClassType, type ContainerType, type NonEmptyArray } from 'type-graphql';
+import type { GraphQLContext } from './graphql/context.js';
 import { AppsResolver } from './modules/apps/apps.resolver.js';
 import { AuthResolver } from './modules/auth/auth.resolver.js';
 import { CheckoutResolver } from './modules/checkout/checkout.resolver.js';
@@ -11,11 +11,13 @@ import { InvoicesResolver } from './modules/invoices/invoices.resolver.js';
 import { OrganizationsResolver } from './modules/organizations/organizations.resolver.js';
 import { PlansResolver } from './modules/plans/plans.resolver.js';
 import { FIELD_LIMITS } from './modules/rate-limits/field-limits.js';
+import { FieldRateLimits } from './modules/rate-limits/field-rate-limit.middleware.js';
 import { CustomerSubscriptionsResolver } from './modules/subscriptions/customer-subscriptions.resolver.js';
 import { SubscriptionLifecycleResolver } from './modules/subscriptions/subscription-lifecycle.resolver.js';
 import { SubscriptionsResolver } from './modules/subscriptions/subscriptions.resolver.js';
+import type { Services } from './services.js';
 
-/** Every resolver of the API. A new module adds its resolver here. */
+/** Every resolver of the API. A new module adds its resolver here and in `createResolverContainer`. */
 export const RESOLVERS: NonEmptyArray<ClassType> = [
   AppsResolver,
   AuthResolver,
@@ -31,14 +33,48 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   SubscriptionsResolver,
 ];
 
+/**
+ * One server's resolvers (and the field rate-limit middleware), each built once with only the services
+ * it uses. type-graphql asks this container for an instance whenever a field of that class resolves.
+ */
+export function createResolverContainer(services: Services): ContainerType {
+  const instances = new Map<unknown, object>([
+    [AppsResolver, new AppsResolver(services.apps)],
+    [AuthResolver, new AuthResolver(services.magicLinks, services.sessions)],
+    [CheckoutResolver, new CheckoutResolver(services.checkout)],
+    [CouponsResolver, new CouponsResolver(services.coupons)],
+    [CustomersResolver, new CustomersResolver(services.customers)],
+    [EntitlementsResolver, new EntitlementsResolver(services.entitlements)],
+    [InvoicesResolver, new InvoicesResolver(services.invoices)],
+    [OrganizationsResolver, new OrganizationsResolver(services.organizations)],
+    [CustomerSubscriptionsResolver, new CustomerSubscriptionsResolver(services.subscriptionHistory)],
+    [SubscriptionLifecycleResolver, new SubscriptionLifecycleResolver(services.subscriptionLifecycle)],
+    [PlansResolver, new PlansResolver(services.plans)],
+    [SubscriptionsResolver, new SubscriptionsResolver(services.subscriptions)],
+    [FieldRateLimits, new FieldRateLimits(services.rateLimits, FIELD_LIMITS)],
+  ]);
+  return {
+    get(someClass: { name?: string }) {
+      const instance = instances.get(someClass);
+      // A class missing here is a wiring bug: fail loudly rather than let type-graphql construct it bare.
+      if (!instance) throw new Error(`No resolver instance registered for ${someClass.name ?? 'a class'}`);
+      return instance;
+    },
+  };
+}
+
 let cached: Promise<GraphQLSchema> | undefined;
 
-/** Builds the schema once per process (type-graphql metadata is global). */
+/**
+ * Builds the schema once per process (type-graphql metadata is global). Resolver instances come from the
+ * request's context, so servers with different services can share the one schema.
+ */
 export function getSchema(): Promise<GraphQLSchema> {
   cached ??= buildSchema({
     resolvers: RESOLVERS,
     validate: false,
-    globalMiddlewares: [fieldRateLimits(FIELD_LIMITS)],
+    globalMiddlewares: [FieldRateLimits],
+    container: ({ context }: { context: GraphQLContext }) => context.resolvers,
   });
   return cached;
 }

@@ -9,16 +9,16 @@ import type { Services } from '../services.js';
 
 /**
  * Every `/v1` path of the REST facade, mounted in one place so any endpoint is found from here.
- * Routes are thin: parse → service → presenter. `POST /v1/webhooks/stripe` is mounted in app.ts, ahead of
+ * Routes are thin: parse → service → presenter, and each router gets only the services it calls. `POST /v1/webhooks/stripe` is mounted in app.ts, ahead of
  * the JSON parser, because Stripe's signature covers the raw body.
  */
 export function v1Router(services: Services): Router {
   const router = Router();
-  router.use(authRouter(services));
-  router.use(checkoutRouter(services));
-  router.use(customersRouter(services));
-  router.use(entitlementsRouter(services));
-  router.use(subscriptionLifecycleRouter(services));
-  router.use(subscriptionsRouter(services));
+  router.use(authRouter(services.magicLinks, services.sessions));
+  router.use(checkoutRouter(services.checkout));
+  router.use(customersRouter(services.customers));
+  router.use(entitlementsRouter(services.entitlements));
+  router.use(subscriptionLifecycleRouter(services.subscriptionLifecycle));
+  router.use(subscriptionsRouter(services.subscriptions));
   return router;
 }

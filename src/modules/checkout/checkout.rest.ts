@@ -1,12 +1,12 @@
 import { Router } from 'express';
-import type { Services } from '../../services.js';
+import type { CheckoutService } from './checkout.service.js';
 
 /** `POST /v1/checkout/session`: parse → CheckoutService → `{url}`. */
-export function checkoutRouter(services: Services): Router {
+export function checkoutRouter(checkout: CheckoutService): Router {
   const router = Router();
 
   router.post('/checkout/session', async (req, res) => {
-    const { url } = await services.checkout.createCheckoutSession(req.principal, req.body);
+    const { url } = await checkout.createCheckoutSession(req.principal, req.body);
     res.status(200).json({ url });
   });
 
