@@ -66,6 +66,7 @@ export function createServices(deps: Deps): Services {
   const entitlements = new EntitlementsService(deps.orm, changes);
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
+  const customers = new CustomersService(deps.orm, deps.clock);
   const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements);
   return {
     apps,
@@ -73,7 +74,7 @@ export function createServices(deps: Deps): Services {
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken, changes),
-    customers: new CustomersService(deps.orm, deps.clock),
+    customers,
     entitlements,
     invoices: new InvoicesService(deps.orm, deps.payments),
     magicLinks: new MagicLinksService({
@@ -83,12 +84,13 @@ export function createServices(deps: Deps): Services {
       mailer: deps.mailer,
       publicBaseUrl: deps.config.publicBaseUrl,
       apps,
+      customers,
       sessions,
       entitlements,
     }),
     organizations,
     plans: new PlansService(deps.orm, deps.payments),
-    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments),
+    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments, customers),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),

@@ -10,6 +10,7 @@ import type { App } from '../apps/app.entity.js';
 import type { AppsService } from '../apps/apps.service.js';
 import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { Customer } from '../customers/customer.entity.js';
+import type { CustomersService } from '../customers/customers.service.js';
 import type { Mailer } from '../email/mailer.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import { openMagicLinkSchema, requestMagicLinkSchema, verifyMagicLinkSchema } from './auth.schemas.js';
@@ -40,6 +41,7 @@ export interface MagicLinksDeps {
   /** Links in e-mails are built from this alone, never from request headers. */
   readonly publicBaseUrl: string;
   readonly apps: AppsService;
+  readonly customers: CustomersService;
   readonly sessions: SessionsService;
   readonly entitlements: EntitlementsService;
 }
@@ -100,17 +102,10 @@ export class MagicLinksService {
         now,
       ]);
 
-      let customer = await em.findOne(Customer, { app: app.id, emailLower });
-      if (!customer) {
-        if (!app.autoCreateCustomer) return undefined;
-        // The customers API may create the same address meanwhile: then that customer is the one.
-        await em.execute(
-          `insert into customer (id, app_id, email, email_lower, created_at, updated_at) values (?, ?, ?, ?, ?, ?)
-           on conflict (app_id, email_lower) do nothing`,
-          [newId('cus'), app.id, email, emailLower, now, now],
-        );
-        customer = await em.findOneOrFail(Customer, { app: app.id, emailLower });
-      }
+      const customer = app.autoCreateCustomer
+        ? await this.deps.customers.findOrCreateByEmail(em, app.id, email)
+        : await em.findOne(Customer, { app: app.id, emailLower });
+      if (!customer) return undefined;
       const token = randomSecret(MAGIC_LINK_TOKEN_PREFIX);
       em.create(MagicLinkToken, {
         id: newId('mlt'),

@@ -1,9 +1,10 @@
-import { type EntityManager, LockMode } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../core/ids.js';
 import { App } from '../apps/app.entity.js';
 import { type CheckoutBuyer, decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
 import { Customer } from '../customers/customer.entity.js';
+import type { CustomersService } from '../customers/customers.service.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type {
   PaymentProvider,
@@ -28,6 +29,7 @@ export class ProviderNotificationsService {
   constructor(
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
+    private readonly customers: CustomersService,
   ) {}
 
   /** Verifies a notification on its raw body (bad or missing signature → 400) and applies it. */
@@ -122,20 +124,9 @@ export class ProviderNotificationsService {
       if (!customer) throw new NotificationNotApplicable(`customer ${buyer.customerId} does not exist`);
     } else {
       const email = session.customerEmail ?? buyer.email;
-      customer =
-        (await em.findOne(Customer, { app: app.id, emailLower: email.toLowerCase() })) ??
-        em.create(Customer, {
-          id: newId('cus'),
-          app,
-          email,
-          emailLower: email.toLowerCase(),
-          name: session.customerName,
-        });
+      customer = await this.customers.findOrCreateByEmail(em, app.id, email, { name: session.customerName });
     }
-    if (!customer.paymentCustomerId) {
-      customer.paymentCustomerId = remote.customerId;
-      customer.updatedAt = new Date();
-    }
+    this.customers.linkPaymentCustomer(customer, remote.customerId);
     return { customer, organization: null };
   }
 
