@@ -1,18 +1,6 @@
 import { z } from 'zod';
 import { absoluteUrlSchema, idSchema } from '../../core/validation.js';
-import type { Metadata } from '../customers/customer.entity.js';
-import { emailSchema, METADATA_MAX_KEY_LENGTH } from '../customers/customers.schemas.js';
-
-const metadata = z
-  .custom<Metadata>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
-    error: 'must be an object',
-  })
-  .refine(
-    (value) =>
-      Object.keys(value).every((key) => key.length > 0 && [...key].length <= METADATA_MAX_KEY_LENGTH),
-    `keys must be 1 to ${METADATA_MAX_KEY_LENGTH} characters`,
-  )
-  .transform((value): Metadata => Object.fromEntries(Object.entries(value)));
+import { emailSchema, metadataSchema } from '../customers/customers.schemas.js';
 
 /** The checkout body of the interface, every field. */
 export const checkoutSchema = z
@@ -30,7 +18,7 @@ export const checkoutSchema = z
       .max(200, 'must be at most 200 characters')
       .optional(),
     collectBillingAddress: z.boolean().optional(),
-    metadata: metadata.optional(),
+    metadata: metadataSchema.optional(),
   })
   .refine(
     (body) =>

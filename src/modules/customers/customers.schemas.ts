@@ -30,10 +30,12 @@ const name = z
   .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`);
 
 /**
- * A metadata object as sent: a JSON object whose keys are 1–40 characters. The copy is made with
- * `Object.fromEntries` so that a key such as `__proto__` stays an ordinary key instead of being dropped.
+ * A metadata object as sent, for customers, organizations and checkouts alike: a JSON object whose keys
+ * are 1–40 characters (code points, so an emoji counts once). The copy is made with `Object.fromEntries`
+ * so that a key such as `__proto__` stays an ordinary key instead of being dropped. The size limits
+ * (`assertMetadataLimits`) apply to the value that is stored, which for a customer is the merge result.
  */
-const metadata = z
+export const metadataSchema = z
   .custom<Metadata>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
     error: 'must be an object',
   })
@@ -54,13 +56,13 @@ const metadata = z
 export const createCustomerSchema = z.strictObject({
   email: emailSchema,
   name: name.nullable().optional(),
-  metadata: metadata.optional(),
+  metadata: metadataSchema.optional(),
 });
 export type CreateCustomerInput = z.infer<typeof createCustomerSchema>;
 
 export const updateCustomerSchema = z.strictObject({
   name: name.nullable().optional(),
-  metadata: metadata.optional(),
+  metadata: metadataSchema.optional(),
 });
 export type UpdateCustomerInput = z.infer<typeof updateCustomerSchema>;
 

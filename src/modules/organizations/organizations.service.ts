@@ -13,6 +13,7 @@ import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
 import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 import { Customer } from '../customers/customer.entity.js';
+import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import { Organization, OrganizationMember } from './organization.entity.js';
 import {
   addMemberSchema,
@@ -47,6 +48,7 @@ export class OrganizationsService {
   async createOrganization(principal: Principal, input: unknown): Promise<Organization> {
     const caller = await this.#callerWithOrganizations(principal);
     const { name, metadata, ownerCustomerId } = parseInput(createOrganizationSchema, input);
+    if (metadata) assertMetadataLimits(metadata);
     let ownerId: string;
     if (caller.kind === 'apiKey') {
       if (ownerCustomerId === undefined)
