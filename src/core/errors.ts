@@ -14,11 +14,17 @@ export type ErrorCode =
   | 'provider_error'
   | 'provider_unavailable';
 
+/** What a client can act on beyond the message; both mappers expose it. */
+export interface DomainErrorDetails {
+  /** The input fields the error concerns (dotted paths for nested ones), so a form can mark them. */
+  readonly fields?: readonly string[];
+}
+
 export class DomainError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details?: Readonly<Record<string, unknown>>,
+    readonly details: DomainErrorDetails = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -26,8 +32,13 @@ export class DomainError extends Error {
 }
 
 export class ValidationError extends DomainError {
-  constructor(message: string, details?: Record<string, unknown>) {
+  constructor(message: string, details?: DomainErrorDetails) {
     super('validation_failed', message, details);
+  }
+
+  /** One field's problem, in the `field: problem` form that `parseInput` gives schema errors. */
+  static forField(field: string, problem: string): ValidationError {
+    return new ValidationError(`${field}: ${problem}`, { fields: [field] });
   }
 }
 

@@ -44,7 +44,8 @@ const CLIENT_ERROR_CODES = new Set([
 ]);
 
 /**
- * The single GraphQL error mapper: domain errors keep their message and get `{code, statusCode}`;
+ * The single GraphQL error mapper: domain errors keep their message and get `{code, statusCode}`, plus
+ * `fields` when the error names input fields;
  * GraphQL's own request errors are 400; anything else is a bug, logged and answered without detail.
  */
 export function createFormatError(log: Logger) {
@@ -55,7 +56,12 @@ export function createFormatError(log: Logger) {
         message: original.message,
         locations: formatted.locations,
         path: formatted.path,
-        extensions: { code: graphqlCodeOf(original.code), statusCode: statusOf(original.code) },
+        extensions: {
+          code: graphqlCodeOf(original.code),
+          statusCode: statusOf(original.code),
+          // The dashboard shows a validation error beside each field it names.
+          ...(original.details.fields?.length ? { fields: original.details.fields } : {}),
+        },
       };
     }
     const code = formatted.extensions?.code;

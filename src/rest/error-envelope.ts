@@ -41,6 +41,21 @@ function bodyParserStatus(err: unknown): { status: number; message: string } | u
 }
 
 /**
+ * The envelope has no room for structured details, so the message itself names every field the error
+ * concerns: the core writes `field: problem`, and a field the message does not name yet is put in front.
+ */
+export function messageNamingFields(error: DomainError): string {
+  const fields = error.details.fields ?? [];
+  const unnamed = fields.filter((field) => !namesField(error.message, field));
+  return unnamed.length === 0 ? error.message : `${unnamed.join(', ')}: ${error.message}`;
+}
+
+function namesField(message: string, field: string): boolean {
+  const escaped = field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^A-Za-z0-9_.])${escaped}($|[^A-Za-z0-9_])`).test(message);
+}
+
+/**
  * The single REST error mapper. Domain errors map through `statusOf` (exhaustive over error codes);
  * anything else is a bug: logged with the request id, answered 500 with no detail.
  */
@@ -56,7 +71,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
       res.setHeader('Retry-After', String(err.retryAfterSeconds));
     }
     if (status >= 500) req.log?.warn({ err }, 'upstream failure');
-    sendError(res, status, err.message);
+    sendError(res, status, messageNamingFields(err));
     return;
   }
   const parser = bodyParserStatus(err);

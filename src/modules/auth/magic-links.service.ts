@@ -68,9 +68,7 @@ export class MagicLinksService {
     const app = await this.deps.apps.appOrFail(appId);
     const { email, redirectUrl } = parseInput(requestMagicLinkSchema, input);
     if (!isAllowedCallbackUrl(redirectUrl, parseStoredCallbackPatterns(app.allowedCallbackUrls))) {
-      throw new ValidationError('redirectUrl: does not match any allowed callback URL of this app', {
-        fields: ['redirectUrl'],
-      });
+      throw ValidationError.forField('redirectUrl', 'does not match any allowed callback URL of this app');
     }
     const emailLower = email.toLowerCase();
     const now = this.deps.clock.now();

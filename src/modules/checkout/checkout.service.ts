@@ -43,12 +43,12 @@ export class CheckoutService {
     if (caller.kind === 'session') assertAllowedRedirects(app, body);
 
     const plan = await em.findOne(Plan, { app: app.id, slug: body.planId });
-    if (!plan)
-      throw new ValidationError(`planId: the app has no plan "${body.planId}"`, { fields: ['planId'] });
+    if (!plan) throw ValidationError.forField('planId', `the app has no plan "${body.planId}"`);
     if (!plan.stripePriceId) {
-      throw new ValidationError(`planId: plan "${plan.slug}" has no Stripe price, so it needs no checkout`, {
-        fields: ['planId'],
-      });
+      throw ValidationError.forField(
+        'planId',
+        `plan "${plan.slug}" has no Stripe price, so it needs no checkout`,
+      );
     }
 
     const { tracked, provider } = await this.#buyer(caller, app, body);
@@ -181,9 +181,7 @@ export class CheckoutService {
       throw new ProviderError(`The plan's Stripe price ${priceId} does not exist at the payment provider`);
     const problem = couponProblem(promotionCode, price, Math.floor(this.clock.now().getTime() / 1000));
     if (problem || !promotionCode) {
-      throw new ValidationError(`couponCode: ${problem ?? 'Coupon code not found'}`, {
-        fields: ['couponCode'],
-      });
+      throw ValidationError.forField('couponCode', problem ?? 'Coupon code not found');
     }
     return promotionCode.id;
   }
@@ -197,9 +195,7 @@ function assertAllowedRedirects(app: App, body: CheckoutInput): void {
   const patterns = parseStoredCallbackPatterns(app.allowedCallbackUrls);
   for (const field of ['successUrl', 'cancelUrl'] as const) {
     if (!isAllowedCallbackUrl(body[field], patterns)) {
-      throw new ValidationError(`${field}: must match one of the app's allowed callback URL patterns`, {
-        fields: [field],
-      });
+      throw ValidationError.forField(field, "must match one of the app's allowed callback URL patterns");
     }
   }
 }

@@ -89,15 +89,16 @@ export function mergeMetadata(current: Metadata, patch: Metadata): Metadata {
 export function assertMetadataLimits(value: Metadata): void {
   const keys = Object.keys(value).length;
   if (keys > METADATA_MAX_KEYS) {
-    throw new ValidationError(`metadata: must have at most ${METADATA_MAX_KEYS} keys (would have ${keys})`, {
-      fields: ['metadata'],
-    });
+    throw ValidationError.forField(
+      'metadata',
+      `must have at most ${METADATA_MAX_KEYS} keys (would have ${keys})`,
+    );
   }
   const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
   if (bytes > METADATA_MAX_BYTES) {
-    throw new ValidationError(
-      `metadata: must be at most ${METADATA_MAX_BYTES} bytes as JSON (would be ${bytes})`,
-      { fields: ['metadata'] },
+    throw ValidationError.forField(
+      'metadata',
+      `must be at most ${METADATA_MAX_BYTES} bytes as JSON (would be ${bytes})`,
     );
   }
 }

@@ -52,12 +52,13 @@ export class OrganizationsService {
     let ownerId: string;
     if (caller.kind === 'apiKey') {
       if (ownerCustomerId === undefined)
-        throw new ValidationError('ownerCustomerId: is required with an API key');
+        throw ValidationError.forField('ownerCustomerId', 'is required with an API key');
       ownerId = ownerCustomerId;
     } else {
       if (ownerCustomerId !== undefined) {
-        throw new ValidationError(
-          'ownerCustomerId: a session creates organizations owned by its own customer',
+        throw ValidationError.forField(
+          'ownerCustomerId',
+          'a session creates organizations owned by its own customer',
         );
       }
       ownerId = caller.customerId;
@@ -93,7 +94,8 @@ export class OrganizationsService {
     const { customerId } = parseInput(listOrganizationsSchema, input);
     let of: string;
     if (caller.kind === 'apiKey') {
-      if (customerId === undefined) throw new ValidationError('customerId: is required with an API key');
+      if (customerId === undefined)
+        throw ValidationError.forField('customerId', 'is required with an API key');
       of = (await this.#customerOrFail(caller.appId, customerId)).id;
     } else {
       if (customerId !== undefined && customerId !== caller.customerId) {

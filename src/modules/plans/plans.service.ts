@@ -57,7 +57,7 @@ export class PlansService {
   #appOf(principal: Principal, appId: unknown): string {
     if (principal.kind === 'admin') {
       if (appId === undefined || appId === null)
-        throw new ValidationError('appId: is required for the admin token');
+        throw ValidationError.forField('appId', 'is required for the admin token');
       return parseInput(idSchema, appId);
     }
     const caller = requireAppPrincipal(principal);
