@@ -1,10 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
+import { UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type OrgRole, type Principal, requireSession } from '../../core/principal.js';
 import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/tokens.js';
-import { App } from '../apps/app.entity.js';
 import type { AppsService } from '../apps/apps.service.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
@@ -61,8 +60,7 @@ export class SessionsService {
    */
   async issue(input: IssueSessionInput): Promise<IssuedSession> {
     const em = this.orm.em;
-    const app = await em.findOne(App, { id: input.appId });
-    if (!app) throw new NotFoundError('App', input.appId);
+    const app = await this.apps.appOrFail(input.appId);
     const token = randomSecret(SESSION_TOKEN_PREFIX);
     const now = this.clock.now();
     const session = em.create(Session, {
