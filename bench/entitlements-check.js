@@ -69,7 +69,7 @@ async function seed(url) {
   const { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } = await import(dist('core/tokens.js'));
   const { App } = await import(dist('modules/apps/app.entity.js'));
   const { Customer } = await import(dist('modules/customers/customer.entity.js'));
-  const { Plan } = await import(dist('modules/entitlements/plan.entity.js'));
+  const { Plan } = await import(dist('modules/plans/plan.entity.js'));
   const { Session } = await import(dist('modules/auth/session.entity.js'));
   const { Subscription } = await import(dist('modules/subscriptions/subscription.entity.js'));
   const orm = await connect(url);
