@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { StripeEmulator } from '../../src/modules/payments/emulator/stripe-emulator.js';
+import { StripeEmulator } from '../../src/stripe-emulator/stripe-emulator.js';
 
 const WEBHOOK_SECRET = 'whsec_emulator_test_secret';
 

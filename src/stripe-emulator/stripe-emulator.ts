@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Logger } from '../../../core/logger.js';
+import type { Logger } from '../core/logger.js';
 import { renderCheckoutPage } from './checkout-page.js';
 import { DEFAULT_RETRY, type RetryPolicy, WebhookSender, type WebhookTarget } from './webhook-sender.js';
 
