@@ -95,6 +95,11 @@ export class StripeEmulator {
     return this.#sender.deliveries;
   }
 
+  /** Delivery attempts scheduled or under way; 0 once every event is delivered or given up. */
+  get pendingDeliveries(): number {
+    return this.#sender.pending;
+  }
+
   /** Every event created so far, oldest first. */
   get events(): Obj[] {
     return Object.values(this.#state.events);

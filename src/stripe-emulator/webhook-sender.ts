@@ -52,6 +52,14 @@ export class WebhookSender {
     return this.#target;
   }
 
+  /**
+   * Attempts scheduled or on the wire. A retry is scheduled before the attempt that failed leaves the
+   * wire, so this is 0 only once every event is delivered or given up: nothing more will be sent.
+   */
+  get pending(): number {
+    return this.#timers.size + this.#inFlight.size;
+  }
+
   /** Queues an event for delivery; returns at once. */
   send(eventId: string, event: object): void {
     if (!this.#target || this.#closed) return;

@@ -1,7 +1,7 @@
 import { createAuthApp, tokenFromDevMailbox, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { Fixtures } from '../integration/entitlements.fixtures.js';
 
 let server: TestServer;
 beforeAll(async () => {

@@ -1,13 +1,8 @@
 import type Stripe from 'stripe';
+import { eventually } from '../helpers/eventually.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import {
-  createPaidPlan,
-  eventually,
-  payOnHostedPage,
-  sessionTokenFor,
-  stripeFor,
-} from '../helpers/stripe-fixtures.js';
+import { createPaidPlan, payOnHostedPage, sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
 
 /**
  * The whole checkout as an app and its customer live it: Tollgate creates the checkout, the customer

@@ -1,6 +1,6 @@
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { Fixtures } from './entitlements.fixtures.js';
 
 let server: TestServer;
 beforeAll(async () => {

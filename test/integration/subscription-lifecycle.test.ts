@@ -1,11 +1,12 @@
 import type { Response } from 'supertest';
 import { withContext } from '../../src/core/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
-import { Fixtures } from './entitlements.fixtures.js';
-import { BillingFixtures, eventually } from './subscription-lifecycle.fixtures.js';
 
 let server: TestServer;
 let apiKey: string;

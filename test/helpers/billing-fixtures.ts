@@ -7,7 +7,7 @@ import { Customer } from '../../src/modules/customers/customer.entity.js';
 import { Plan } from '../../src/modules/entitlements/plan.entity.js';
 import { Organization, OrganizationMember } from '../../src/modules/organizations/organization.entity.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
-import type { TestServer } from '../helpers/server.js';
+import type { TestServer } from './server.js';
 
 /**
  * Billing states for lifecycle, history, invoice and coupon tests: objects are made at the test server's
@@ -168,16 +168,5 @@ export class BillingFixtures {
   /** The stored row, read fresh. */
   async stored(id: string): Promise<Subscription> {
     return this.run(() => this.server.deps.orm.em.findOneOrFail(Subscription, id, { populate: ['plan'] }));
-  }
-}
-
-/** Polls `probe` until it returns a value other than undefined, or fails at the deadline. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -9,7 +9,7 @@ import {
   Subscription,
   type SubscriptionStatus,
 } from '../../src/modules/subscriptions/subscription.entity.js';
-import type { TestServer } from '../helpers/server.js';
+import type { TestServer } from './server.js';
 
 /**
  * Rows written straight through the ORM into the test database (our own database, not a mock), for
