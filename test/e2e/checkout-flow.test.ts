@@ -1,6 +1,5 @@
 import type Stripe from 'stripe';
 import { eventually } from '../helpers/eventually.js';
-import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createPaidPlan, payOnHostedPage, sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
 
@@ -40,7 +39,6 @@ async function checkout(apiKey: string, body: Record<string, unknown>): Promise<
     .set('authorization', `Bearer ${apiKey}`)
     .send(body);
   expect(res.status).toBe(200);
-  expectOpenApiResponse(res);
   expect(Object.keys(res.body)).toEqual(['url']);
   return res.body.url;
 }
@@ -64,7 +62,6 @@ async function currentSubscription(apiKey: string, customerId: string) {
       .set('authorization', `Bearer ${apiKey}`);
     if (res.status === 404) return undefined;
     expect(res.status).toBe(200);
-    expectOpenApiResponse(res);
     return res.body;
   });
 }
