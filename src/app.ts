@@ -125,8 +125,9 @@ export async function createHttpApp(
 
   app.use('/v1', v1Router(services));
 
-  // The response of each operation, so a database outage met by a resolver reaches the access log.
-  const responses = new WeakMap<GraphQLContext, Response>();
+  // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
+  // by the request's own logger: the context object plugins see is not always the one built here.
+  const responses = new WeakMap<GraphQLContext['log'], Response>();
   const apollo = new ApolloServer<GraphQLContext>({
     schema: await getSchema(),
     introspection: deps.config.graphql.introspection,
@@ -148,7 +149,7 @@ export async function createHttpApp(
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const context = createGraphQLContext(req, services, deps.orm);
-        responses.set(context, res);
+        responses.set(context.log, res);
         return context;
       },
     }),
@@ -160,12 +161,14 @@ export async function createHttpApp(
 }
 
 /** Notes a database outage that failed a GraphQL field on the response, for its access-log line. */
-function outageLogPlugin(responses: WeakMap<GraphQLContext, Response>): ApolloServerPlugin<GraphQLContext> {
+function outageLogPlugin(
+  responses: WeakMap<GraphQLContext['log'], Response>,
+): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart() {
       return {
         async didEncounterErrors({ contextValue, errors }) {
-          const res = responses.get(contextValue);
+          const res = responses.get(contextValue.log);
           if (!res) return;
           for (const error of errors) {
             const domain = asDomainError(unwrapResolverError(error));
