@@ -114,8 +114,8 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
 ]);
 /**
  * node-postgres and its pool report timeouts and dead connections as plain errors without a code; their
- * messages are the only signal (pinned to the pg and pg-pool versions in the lock file, and covered by
- * test/security/database-freeze.test.ts, which fails if a message changes).
+ * messages are the only signal. A pg upgrade that rewords them turns outages into 500s, which
+ * test/integration/database-timeouts.test.ts and test/security/database-freeze.test.ts would catch.
  */
 const UNAVAILABLE_PG_MESSAGES = [
   'Query read timeout',
