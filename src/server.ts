@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createHttpApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { type Clock, systemClock } from './core/clock.js';
-import { connect, migrate, type Orm, withContext } from './core/db.js';
+import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './core/db.js';
 import type { EmbeddedPostgres } from './core/embedded-postgres.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
@@ -77,8 +77,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let rateLimitStore: RateLimitStore | undefined;
   let payments: PaymentsRuntime | undefined;
   try {
-    orm = await connect(database.url);
-    const applied = await migrate(orm);
+    orm = await connect(database.url, timeoutOptions(config.database));
+    const applied = await migrateUnbounded(orm);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
     const adminToken = await resolveAdminToken(config);

@@ -62,7 +62,10 @@ export interface Services {
 }
 
 export function createServices(deps: Deps): Services {
-  const changes = new ChangeFeed(deps.orm.config.get('clientUrl')!, deps.logger);
+  const changes = new ChangeFeed(deps.orm.config.get('clientUrl')!, deps.logger, {
+    timeoutMs: deps.config.database.changeFeedTimeoutMs,
+    connectTimeoutMs: deps.config.database.connectTimeoutMs,
+  });
   const entitlements = new EntitlementsService(deps.orm, changes);
   const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
   return {
