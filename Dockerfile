@@ -1,4 +1,7 @@
 # syntax=docker/dockerfile:1
+# `scripts/docker-replay.sh` replays these steps without a Docker engine (CI runs it): it reads FROM,
+# WORKDIR, ENV, COPY and RUN from this file, so keep to those (it refuses any other build instruction).
+
 # Build stage: compile TypeScript with the full toolchain.
 FROM node:24-slim AS build
 WORKDIR /app
@@ -8,20 +11,26 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY scripts ./scripts
-RUN npx tsc -p tsconfig.json --noCheck && npm prune --omit=dev --no-audit --no-fund
+RUN npx tsc -p tsconfig.json --noCheck
+
+# Production dependencies only, from the same lock: no embedded PostgreSQL, no toolchain.
+FROM node:24-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
 
 # Runtime stage: production dependencies and compiled code only, as an unprivileged user.
-FROM node:24-slim
+FROM node:24-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4000
 WORKDIR /app
-COPY --from=build --chown=root:root /app/package.json ./
-COPY --from=build --chown=root:root /app/node_modules ./node_modules
+COPY --from=deps --chown=root:root /app/package.json ./
+COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 USER node
 EXPOSE 4000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# Migrations are applied at start; run `node dist/src/main.js migrate` as a release step to do it separately.
+# Release step, before new instances start: `node dist/src/main.js migrate` (serve also applies any pending).
 CMD ["node", "dist/src/main.js", "serve"]

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
+import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
+import { databaseReady } from './db.js';
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
@@ -18,7 +21,7 @@ import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
-import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
+import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
 
@@ -60,7 +63,20 @@ export async function createHttpApp(
         req: (req) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      // A request failed by a known database outage gets one warn line with the reason and no stack
+      // (pino-http would otherwise invent an error with a stack for every 5xx); bugs keep theirs.
+      customLogLevel: (_req, res, err) => {
+        if (outageOf(res)) return 'warn';
+        return err || res.statusCode >= 500 ? 'error' : 'info';
+      },
+      customErrorObject: (_req, res, _err, value) => {
+        const outage = outageOf(res);
+        return outage ? { ...value, err: undefined, outage } : value;
+      },
+      customSuccessObject: (_req, res, value) => {
+        const outage = outageOf(res);
+        return outage ? { ...value, outage } : value;
+      },
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
     }),
   );
@@ -69,7 +85,8 @@ export async function createHttpApp(
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    const ok = await deps.orm.isConnected().catch(() => false);
+    // Bounded on its own: a frozen database must make the probe fail, not hang with it.
+    const ok = await databaseReady(deps.orm, deps.config.database.readinessTimeoutMs);
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'up' : 'down' });
   });
 
@@ -108,6 +125,9 @@ export async function createHttpApp(
 
   app.use('/v1', v1Router(services));
 
+  // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
+  // by the request's own logger: the context object plugins see is not always the one built here.
+  const responses = new WeakMap<GraphQLContext['log'], Response>();
   const apollo = new ApolloServer<GraphQLContext>({
     schema: await getSchema(),
     introspection: deps.config.graphql.introspection,
@@ -120,6 +140,7 @@ export async function createHttpApp(
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       complexityLimitPlugin(),
+      outageLogPlugin(responses),
     ],
   });
   await apollo.start();
@@ -127,11 +148,35 @@ export async function createHttpApp(
   app.use(
     '/graphql',
     expressMiddleware(apollo, {
-      context: async ({ req }) => createGraphQLContext(req, resolvers),
+      context: async ({ req, res }) => {
+        const context = createGraphQLContext(req, resolvers);
+        responses.set(context.log, res);
+        return context;
+      },
     }),
   );
 
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, apollo };
+}
+
+/** Notes a database outage that failed a GraphQL field on the response, for its access-log line. */
+function outageLogPlugin(
+  responses: WeakMap<GraphQLContext['log'], Response>,
+): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didEncounterErrors({ contextValue, errors }) {
+          const res = responses.get(contextValue.log);
+          if (!res) return;
+          for (const error of errors) {
+            const domain = asDomainError(unwrapResolverError(error));
+            if (domain instanceof ServiceUnavailableError) return noteOutage(res, domain);
+          }
+        },
+      };
+    },
+  };
 }

@@ -10,6 +10,8 @@ export interface Config {
   readonly host: string;
   readonly publicBaseUrl: string;
   readonly databaseUrl: string | undefined;
+  /** Bounds on every wait for PostgreSQL, so a frozen or overloaded database yields 503s, not hung requests. */
+  readonly database: DatabaseTimeouts;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
   /**
@@ -37,6 +39,28 @@ export interface Config {
   readonly logLevel: string;
 }
 
+/**
+ * Milliseconds. The client-side bounds (acquire, connect, query, change feed, readiness) hold even when the
+ * server cannot answer at all; the server-side ones (statement, idle in transaction) end work on a live
+ * but slow server cleanly, so they sit below the client-side query bound.
+ */
+export interface DatabaseTimeouts {
+  /** Waiting for a pooled connection, opening a new one included. */
+  readonly acquireTimeoutMs: number;
+  /** Opening one connection (TCP, TLS, authentication). */
+  readonly connectTimeoutMs: number;
+  /** One query, measured by the client: the only bound that holds on a frozen server. */
+  readonly queryTimeoutMs: number;
+  /** PostgreSQL's `statement_timeout`. */
+  readonly statementTimeoutMs: number;
+  /** PostgreSQL's `idle_in_transaction_session_timeout`: locks of a stalled transaction are released. */
+  readonly idleInTransactionTimeoutMs: number;
+  /** How long a cache read waits for the change feed to confirm freshness before it reads the database. */
+  readonly changeFeedTimeoutMs: number;
+  /** The `/readyz` probe. */
+  readonly readinessTimeoutMs: number;
+}
+
 export class ConfigError extends Error {}
 
 /** Variables without which a production instance must not start. */
@@ -52,6 +76,8 @@ export const REQUIRED_IN_PRODUCTION = [
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positive = z.coerce.number().int().positive();
+/** A duration in milliseconds, at most ten minutes (a longer wait is never what a request wants). */
+const millis = z.coerce.number().int().positive().max(600_000);
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const envSchema = z.object({
@@ -60,6 +86,13 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_ACQUIRE_TIMEOUT_MS: millis.default(1_500),
+  DATABASE_CONNECT_TIMEOUT_MS: millis.default(1_500),
+  DATABASE_QUERY_TIMEOUT_MS: millis.default(2_500),
+  DATABASE_STATEMENT_TIMEOUT_MS: millis.default(2_000),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: millis.default(10_000),
+  CHANGE_FEED_TIMEOUT_MS: millis.default(1_000),
+  READINESS_TIMEOUT_MS: millis.default(2_000),
   DATA_DIR: z.string().min(1).default('.data'),
   REDIS_URL: z.string().min(1).optional(),
   TRUST_PROXY: z.string().min(1).optional(),
@@ -96,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
   }
+  if (parsed.success) problems.push(...timeoutProblems(parsed.data));
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
@@ -106,6 +140,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
+    database: {
+      acquireTimeoutMs: e.DATABASE_ACQUIRE_TIMEOUT_MS,
+      connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+      queryTimeoutMs: e.DATABASE_QUERY_TIMEOUT_MS,
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      changeFeedTimeoutMs: e.CHANGE_FEED_TIMEOUT_MS,
+      readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
+    },
     dataDir: e.DATA_DIR,
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY && /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY,
@@ -131,6 +174,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
   };
   return deepFreeze(config);
+}
+
+/**
+ * Orderings that keep each bound meaningful: a statement PostgreSQL would cancel must be cancelled there
+ * (the connection stays usable) before the client gives up on it, and opening a connection cannot take
+ * longer than the wait for one that includes it.
+ */
+function timeoutProblems(e: z.infer<typeof envSchema>): string[] {
+  const problems: string[] = [];
+  if (e.DATABASE_STATEMENT_TIMEOUT_MS >= e.DATABASE_QUERY_TIMEOUT_MS) {
+    problems.push('DATABASE_STATEMENT_TIMEOUT_MS must be below DATABASE_QUERY_TIMEOUT_MS');
+  }
+  if (e.DATABASE_CONNECT_TIMEOUT_MS > e.DATABASE_ACQUIRE_TIMEOUT_MS) {
+    problems.push('DATABASE_CONNECT_TIMEOUT_MS must not exceed DATABASE_ACQUIRE_TIMEOUT_MS');
+  }
+  return problems;
 }
 
 function deepFreeze<T extends object>(value: T): T {

@@ -2,7 +2,9 @@ import { RequestContext } from '@mikro-orm/core';
 import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { migrationsList } from '../migrations/index.js';
+import type { DatabaseTimeouts } from './config.js';
 import { ApiKey } from './modules/apps/api-key.entity.js';
 import { App } from './modules/apps/app.entity.js';
 import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
@@ -60,6 +62,123 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
 
 export async function connect(clientUrl: string, overrides: Partial<Options> = {}): Promise<Orm> {
   return MikroORM.init(ormOptions(clientUrl, overrides));
+}
+
+/** How the server's connections are named in `pg_stat_activity`. */
+export const APPLICATION_NAME = 'tollgate';
+
+/** pg's client-side query timeout rejects with this message (and no code). */
+const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** What pg-pool lends a client with: calling it gives the client back (with an error: to be destroyed). */
+type PoolRelease = (error?: Error | boolean) => void;
+
+/**
+ * A pg client that gives up its connection when a query times out on the client side. pg answers the
+ * caller but leaves the query on the wire, so the connection's next user would first wait for (and, on
+ * a server that wakes up, read past) someone else's late answer, and a transaction around the query
+ * would wait again for its rollback. So the client ends its connection at once and gives itself back
+ * to the pool to be destroyed, and does the same when its connection dies under it.
+ *
+ * Giving itself back matters because kysely returns a transaction's connection only after a successful
+ * COMMIT or ROLLBACK: on a dead connection the rollback fails and the pool slot would be lost for good,
+ * until no request could get a connection even after the database recovered. pg-pool lends a client by
+ * assigning it a fresh `release`; the accessor below keeps that function so the client can call it
+ * itself, exactly once, and turns the holder's later call into a no-op.
+ */
+function timeoutAwareClient(connectTimeoutMs: number): typeof pg.Client {
+  return class TimeoutAwareClient extends pg.Client {
+    #poolRelease: PoolRelease | undefined;
+
+    constructor(config?: pg.ClientConfig) {
+      // pg-pool keeps the password non-enumerable, so a spread alone would lose it.
+      super({ ...config, password: config?.password, connectionTimeoutMillis: connectTimeoutMs });
+      this.once('end', () => this.#giveBack(new Error('connection ended')));
+    }
+
+    set release(release: PoolRelease) {
+      this.#poolRelease = release;
+    }
+
+    get release(): PoolRelease {
+      return (error) => this.#giveBack(error);
+    }
+
+    // pg's `query` has a dozen overloads; every one funnels through here unchanged.
+    override query(...args: any[]): any {
+      const last = args.at(-1);
+      if (typeof last === 'function') {
+        args[args.length - 1] = (error: unknown, result: unknown) => {
+          this.#discardAfter(error);
+          last(error, result);
+        };
+      }
+      const result = (super.query as (...a: any[]) => unknown)(...args);
+      if (result instanceof Promise) result.catch((error: unknown) => this.#discardAfter(error));
+      return result;
+    }
+
+    #discardAfter(error: unknown): void {
+      if (!(error instanceof Error) || error.message !== QUERY_TIMEOUT_MESSAGE) return;
+      // With a query still on the wire, pg destroys the socket instead of saying goodbye.
+      this.end().catch(() => undefined);
+      this.#giveBack(error);
+    }
+
+    #giveBack(error?: Error | boolean): void {
+      const release = this.#poolRelease;
+      this.#poolRelease = undefined;
+      release?.(error);
+    }
+  };
+}
+
+/**
+ * Pool and session options that bound every wait for PostgreSQL (see DatabaseTimeouts). MikroORM's
+ * PostgreSQL driver builds its `pg.Pool` from the connection URL plus `driverOptions`, merged over its
+ * own (host, credentials, `pool.min/max`, type parsers), and kysely borrows clients with `pool.connect()`;
+ * so these are pg-pool/pg options: `connectionTimeoutMillis` is pg-pool's acquire bound (the wait in its
+ * queue and the opening of a new client), `Client` opens connections under the shorter connect bound and
+ * discards them after a client-side timeout, and the server-side timeouts travel in the startup packet.
+ */
+export function timeoutOptions(timeouts: DatabaseTimeouts): Partial<Options> {
+  return {
+    driverOptions: {
+      connectionTimeoutMillis: timeouts.acquireTimeoutMs,
+      Client: timeoutAwareClient(timeouts.connectTimeoutMs),
+      query_timeout: timeouts.queryTimeoutMs,
+      statement_timeout: timeouts.statementTimeoutMs,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
+      application_name: APPLICATION_NAME,
+    },
+  };
+}
+
+/** Whether a trivial query answers within `timeoutMs` (a closed or stuck connection is not ready). */
+export async function databaseReady(orm: Orm, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([orm.isConnected().catch(() => false), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Applies pending migrations on connections of their own without the request timeouts: a migration may
+ * legitimately run for minutes, which the server's query bound would cut short. Returns the names applied.
+ */
+export async function migrateUnbounded(orm: Orm): Promise<string[]> {
+  if ((await orm.migrator.getPending()).length === 0) return [];
+  const unbounded = await connect(orm.config.get('clientUrl')!, { pool: { min: 0, max: 2 } });
+  try {
+    return await migrate(unbounded);
+  } finally {
+    await unbounded.close(true);
+  }
 }
 
 /** Applies every pending migration; returns the names applied. */

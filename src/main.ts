@@ -9,11 +9,11 @@ import { randomSecret } from './core/tokens.js';
 import { connect, migrate, withContext } from './db.js';
 import { createLogger } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
-import { StripeEmulator } from './modules/payments/emulator/stripe-emulator.js';
 import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
 import { MemoryRateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { openDatabase, type RunningServer, startServer } from './server.js';
 import { createServices } from './services.js';
+import { StripeEmulator } from './stripe-emulator/stripe-emulator.js';
 
 const USAGE = `Usage: tollgate <command> [options]
 

@@ -4,12 +4,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createHttpApp } from './app.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { type Clock, systemClock } from './core/clock.js';
 import { ADMIN } from './core/principal.js';
 import { randomSecret } from './core/tokens.js';
-import { connect, migrate, type Orm, withContext } from './db.js';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from './infra/embedded-postgres.js';
+import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './db.js';
+import type { EmbeddedPostgres } from './infra/embedded-postgres.js';
 import { createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
@@ -37,7 +37,10 @@ export interface StartOptions {
   readonly seedDemo?: boolean;
 }
 
-/** Resolves the database: DATABASE_URL, or embedded PostgreSQL under DATA_DIR. */
+/**
+ * Resolves the database: DATABASE_URL, or embedded PostgreSQL under DATA_DIR. The embedded server is a
+ * development dependency that production images leave out, so it is loaded only on that branch.
+ */
 export async function openDatabase(
   config: Config,
   logger: Logger,
@@ -45,7 +48,16 @@ export async function openDatabase(
   if (config.databaseUrl) return { url: config.databaseUrl };
   const dir = path.join(config.dataDir, 'postgres');
   logger.info({ dir }, 'DATABASE_URL is not set: starting embedded PostgreSQL');
-  const embedded = await startEmbeddedPostgres({ dir, onLog: (line) => logger.debug({ postgres: line }) });
+  const { startEmbeddedPostgres, EmbeddedPostgresMissingError } = await import(
+    './infra/embedded-postgres.js'
+  );
+  const embedded = await startEmbeddedPostgres({
+    dir,
+    onLog: (line) => logger.debug({ postgres: line }),
+  }).catch((error: unknown) => {
+    // Reported like any other setting to fix: one line, no stack.
+    throw error instanceof EmbeddedPostgresMissingError ? new ConfigError(error.message) : error;
+  });
   return { url: embedded.url, embedded };
 }
 
@@ -67,8 +79,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let rateLimitStore: RateLimitStore | undefined;
   let payments: PaymentsRuntime | undefined;
   try {
-    orm = await connect(database.url);
-    const applied = await migrate(orm);
+    orm = await connect(database.url, timeoutOptions(config.database));
+    const applied = await migrateUnbounded(orm);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
     const adminToken = await resolveAdminToken(config);

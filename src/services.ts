@@ -62,7 +62,10 @@ export interface Services {
 }
 
 export function createServices(deps: Deps): Services {
-  const changes = new ChangeFeed(deps.orm.config.get('clientUrl')!, deps.logger);
+  const changes = new ChangeFeed(deps.orm.config.get('clientUrl')!, deps.logger, {
+    timeoutMs: deps.config.database.changeFeedTimeoutMs,
+    connectTimeoutMs: deps.config.database.connectTimeoutMs,
+  });
   const entitlements = new EntitlementsService(deps.orm, changes);
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);

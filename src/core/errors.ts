@@ -12,7 +12,8 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'rate_limited'
   | 'provider_error'
-  | 'provider_unavailable';
+  | 'provider_unavailable'
+  | 'service_unavailable';
 
 /** What a client can act on beyond the message; both mappers expose it. */
 export interface DomainErrorDetails {
@@ -95,6 +96,72 @@ export class ProviderUnavailableError extends DomainError {
   }
 }
 
+/**
+ * Our own database cannot serve the request now (unreachable, too slow, out of connections). Carries the
+ * driver's reason for the log only; the caller learns nothing about the infrastructure.
+ */
+export class ServiceUnavailableError extends DomainError {
+  constructor(readonly reason: string) {
+    super('service_unavailable', 'The service is temporarily unavailable, try again later');
+  }
+}
+
+/**
+ * SQLSTATE classes and codes that say the server cannot serve us now, not that the request is wrong:
+ * 08 connection exception, 53 insufficient resources (too many connections…), 57 operator intervention
+ * (57014 is a statement cancelled by `statement_timeout`, 57P01-03 shutdown and start-up), and 25P03
+ * (the server ended a transaction left idle past `idle_in_transaction_session_timeout`).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^25P03$/;
+/** Socket failures between us and the database. */
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+/**
+ * node-postgres and its pool report timeouts and dead connections as plain errors without a code; their
+ * messages are the only signal. A pg upgrade that rewords them turns outages into 500s, which
+ * test/integration/database-timeouts.test.ts and test/security/database-freeze.test.ts would catch.
+ */
+const UNAVAILABLE_PG_MESSAGES = [
+  'Query read timeout',
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'timeout expired',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+];
+
+function databaseUnavailableReason(error: unknown): string | undefined {
+  // MikroORM wraps driver errors (copying their code) and pg-pool wraps connect failures in `cause`.
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_SOCKET_CODES.has(code)))
+      return e.message;
+    if (UNAVAILABLE_PG_MESSAGES.some((m) => e.message === m || e.message.startsWith(`${m}\n`)))
+      return e.message;
+  }
+  return undefined;
+}
+
+/**
+ * The domain meaning of anything a request failed with: a DomainError as is, a database that cannot
+ * serve us as ServiceUnavailableError, anything else undefined (a bug). Both transports' mappers start
+ * here, so an infrastructure failure is classified once and answered alike.
+ */
+export function asDomainError(error: unknown): DomainError | undefined {
+  if (error instanceof DomainError) return error;
+  const reason = databaseUnavailableReason(error);
+  return reason === undefined ? undefined : new ServiceUnavailableError(reason);
+}
+
 /** Compile-time exhaustiveness guard for switches over closed unions. */
 export function assertUnreachable(value: never): never {
   throw new Error(`Unhandled case: ${String(value)}`);
@@ -120,6 +187,7 @@ export function statusOf(code: ErrorCode): number {
     case 'provider_error':
       return 502;
     case 'provider_unavailable':
+    case 'service_unavailable':
       return 503;
     default:
       return assertUnreachable(code);

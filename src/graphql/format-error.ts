@@ -1,6 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
-import { assertUnreachable, DomainError, type ErrorCode, statusOf } from '../core/errors.js';
+import { asDomainError, assertUnreachable, type ErrorCode, statusOf } from '../core/errors.js';
 import type { Logger } from '../infra/logger.js';
 
 /** GraphQL `extensions.code` of each domain error code (exhaustive: a new code must be mapped here). */
@@ -23,6 +23,7 @@ export function graphqlCodeOf(code: ErrorCode): string {
     case 'provider_error':
       return 'BAD_GATEWAY';
     case 'provider_unavailable':
+    case 'service_unavailable':
       return 'SERVICE_UNAVAILABLE';
     default:
       return assertUnreachable(code);
@@ -44,23 +45,25 @@ const CLIENT_ERROR_CODES = new Set([
 ]);
 
 /**
- * The single GraphQL error mapper: domain errors keep their message and get `{code, statusCode}`, plus
- * `fields` when the error names input fields;
- * GraphQL's own request errors are 400; anything else is a bug, logged and answered without detail.
+ * The single GraphQL error mapper: domain errors (database outages included, see `asDomainError`) keep
+ * their message and get `{code, statusCode}`, plus `fields` when the error names input fields; GraphQL's
+ * own request errors are 400; anything else is a bug, logged and answered without detail. An outage is
+ * not logged here: the request's access-log line reports it (src/app.ts), once.
  */
 export function createFormatError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
-    if (original instanceof DomainError) {
+    const domain = asDomainError(original);
+    if (domain) {
       return {
-        message: original.message,
+        message: domain.message,
         locations: formatted.locations,
         path: formatted.path,
         extensions: {
-          code: graphqlCodeOf(original.code),
-          statusCode: statusOf(original.code),
+          code: graphqlCodeOf(domain.code),
+          statusCode: statusOf(domain.code),
           // The dashboard shows a validation error beside each field it names.
-          ...(original.details.fields?.length ? { fields: original.details.fields } : {}),
+          ...(domain.details.fields?.length ? { fields: domain.details.fields } : {}),
         },
       };
     }

@@ -9,8 +9,19 @@ import type { Logger } from './logger.js';
 export const CHANGES_CHANNEL = 'tollgate_changes';
 
 const RECONNECT_DELAY_MS = 1_000;
-/** A round trip slower than this counts as a lost connection (caches then read the database). */
-const ROUND_TRIP_TIMEOUT_MS = 2_000;
+
+export interface ChangeFeedTimeouts {
+  /**
+   * The longest a reader waits for `synced()`. Past it the reader reads the database, and a round trip
+   * or LISTEN still unanswered counts as a lost connection (the connection is closed, then reopened).
+   */
+  readonly timeoutMs: number;
+  /** Opening the listening connection. */
+  readonly connectTimeoutMs: number;
+}
+
+/** The defaults of CHANGE_FEED_TIMEOUT_MS and DATABASE_CONNECT_TIMEOUT_MS (src/config.ts). */
+const DEFAULT_TIMEOUTS: ChangeFeedTimeouts = { timeoutMs: 1_000, connectTimeoutMs: 1_500 };
 
 /** What changed, as the triggers describe it. */
 export type Change =
@@ -41,6 +52,9 @@ export interface ChangeListener {
  * Concurrent callers share round trips. Without a working connection `synced()` answers false and the
  * caches read the database instead (fail-open to the source of truth, never to stale data); the
  * connection is retried on demand, at most once a second. Nothing connects until first used.
+ *
+ * Every wait is bounded (ChangeFeedTimeouts): on a frozen database `synced()` answers false in time, so
+ * the reader goes on to the database, whose own timeouts turn the outage into a 503.
  */
 export class ChangeFeed {
   readonly #listeners = new Set<ChangeListener>();
@@ -52,10 +66,13 @@ export class ChangeFeed {
   #version = 0;
   #inFlight: Promise<boolean> | undefined;
   #queued: Promise<boolean> | undefined;
+  /** Whether the last attempt to listen failed, so an outage is logged once, not at every retry. */
+  #down = false;
 
   constructor(
     private readonly databaseUrl: string,
     private readonly logger: Logger,
+    private readonly timeouts: ChangeFeedTimeouts = DEFAULT_TIMEOUTS,
   ) {}
 
   listen(listener: ChangeListener): void {
@@ -75,9 +92,24 @@ export class ChangeFeed {
     return this.#ready;
   }
 
-  /** True once every change committed before this call has been handed to the listeners. */
+  /**
+   * True once every change committed before this call has been handed to the listeners; false when that
+   * cannot be confirmed within the feed's timeout. A late confirmation is left to later callers.
+   */
   async synced(): Promise<boolean> {
     if (this.#closed) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.timeouts.timeoutMs);
+    });
+    try {
+      return await Promise.race([this.#sync(), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #sync(): Promise<boolean> {
     if (!this.#ready && !(await this.#connect())) return false;
     return this.#barrier();
   }
@@ -130,7 +162,9 @@ export class ChangeFeed {
     this.#connecting ??= (async () => {
       const client = new pg.Client({
         connectionString: this.databaseUrl,
-        query_timeout: ROUND_TRIP_TIMEOUT_MS,
+        connectionTimeoutMillis: this.timeouts.connectTimeoutMs,
+        // pg gives up on a LISTEN or round trip after this; `#lost` then closes the connection.
+        query_timeout: this.timeouts.timeoutMs,
         // Named so operators can tell it apart in pg_stat_activity.
         application_name: 'tollgate-changes',
       });
@@ -144,8 +178,13 @@ export class ChangeFeed {
         await client.query(`listen ${CHANGES_CHANNEL}`);
       } catch (error) {
         this.#retryAt = Date.now() + RECONNECT_DELAY_MS;
-        this.logger.warn({ err: error }, 'change feed: cannot listen; caches read the database');
-        await client.end().catch(() => undefined);
+        // An outage is expected to fail every retry: one line when it starts, no stack (nothing to debug).
+        const fields = { reason: (error as Error).message };
+        if (this.#down) this.logger.debug(fields, 'change feed: still cannot listen');
+        else this.logger.warn(fields, 'change feed: cannot listen; caches read the database');
+        this.#down = true;
+        // Ending a client stuck in LISTEN destroys its socket; a frozen server would never say goodbye.
+        client.end().catch(() => undefined);
         return false;
       }
       if (this.#closed) {
@@ -155,6 +194,8 @@ export class ChangeFeed {
       this.#client = client;
       this.#reset();
       this.#ready = true;
+      if (this.#down) this.logger.info('change feed: listening again');
+      this.#down = false;
       return true;
     })().finally(() => {
       this.#connecting = undefined;

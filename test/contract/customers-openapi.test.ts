@@ -4,7 +4,8 @@ import { expectOpenApiResponse, matchOpenApiPath, type ResponseUnderTest } from 
 
 /**
  * The document itself, and the checker every REST test relies on: if the checker accepted anything, the
- * tests that call it would prove nothing.
+ * tests that call it would prove nothing. That it accepts conforming answers needs no test of its own:
+ * `server.http` runs it on every answer to a documented path, so each passing REST test shows it.
  */
 const document = YAML.parse(readFileSync('schema/openapi.yaml', 'utf8'));
 
@@ -120,17 +121,6 @@ describe('the OpenAPI response checker', () => {
     expect(matchOpenApiPath('/v1/subscriptions/sub_1/cancel')).toBe('/v1/subscriptions/{id}/cancel');
     expect(matchOpenApiPath('/v1/customers/cus_1?x=1')).toBe('/v1/customers/{id}');
     expect(matchOpenApiPath('/v1/customers/cus_1/extra')).toBeUndefined();
-  });
-
-  it('accepts a conforming response', () => {
-    expect(() => expectOpenApiResponse(json(200, CUSTOMER), 'GET', '/v1/customers/cus_abc')).not.toThrow();
-    expect(() =>
-      expectOpenApiResponse(
-        json(200, { data: [CUSTOMER], pagination: { total: 1, limit: 20, offset: 0 } }),
-        'GET',
-        '/v1/customers?email=a',
-      ),
-    ).not.toThrow();
   });
 
   it('rejects an extra or missing Customer field', () => {

@@ -1,4 +1,3 @@
-import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { sessionTokenFor } from '../helpers/stripe-fixtures.js';
 
@@ -32,7 +31,6 @@ async function expectError(res: Awaited<ReturnType<typeof current>>, status: num
     status,
     body: { statusCode: status, message, error: expect.any(String) },
   });
-  expectOpenApiResponse(res);
 }
 
 describe('GET /v1/subscriptions/current', () => {

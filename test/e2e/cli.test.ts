@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import request from 'supertest';
-import { runCli, startCli, waitFor } from '../helpers/process.js';
+import { eventually } from '../helpers/eventually.js';
+import { runCli, startCli } from '../helpers/process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const env = () => ({ DATABASE_URL: process.env.TEST_DATABASE_URL, LOG_LEVEL: 'warn' });
@@ -84,7 +85,10 @@ describe('serve', () => {
       DATA_DIR: `/tmp/tollgate-cli-test-${process.pid}`,
       STRIPE_EMULATOR_PORT: '0',
     });
-    const base = await waitFor(() => /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1]);
+    const base = await eventually(() => /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1], {
+      what: 'the server to print its REST API address',
+      timeoutMs: 20_000,
+    });
     expect(proc.output.stdout).toMatch(/GraphiQL\s+http:\/\/127\.0\.0\.1:\d+\/graphql/);
     expect(proc.output.stdout).toContain('Admin token  cli-test-admin-token-0123456789');
     expect((await request(base).get('/readyz')).status).toBe(200);
@@ -102,10 +106,16 @@ describe('serve', () => {
     socket.write(
       `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer cli-test-admin-token-0123456789\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`,
     );
-    await waitFor(() => (response.startsWith('HTTP/1.1 100 Continue') ? true : undefined));
+    await eventually(() => (response.startsWith('HTTP/1.1 100 Continue') ? true : undefined), {
+      what: '100 Continue',
+      timeoutMs: 20_000,
+    });
     socket.write(body.slice(0, 5));
     proc.child.kill('SIGTERM');
-    await waitFor(() => (proc.output.stdout.includes('shutting down') ? true : undefined));
+    await eventually(() => (proc.output.stdout.includes('shutting down') ? true : undefined), {
+      what: 'the server to say it is shutting down',
+      timeoutMs: 20_000,
+    });
     socket.write(body.slice(5));
 
     expect(await proc.exited).toBe(0);

@@ -3,10 +3,10 @@ import type Stripe from 'stripe';
 import { withContext } from '../../src/db.js';
 import { Organization } from '../../src/modules/organizations/organization.entity.js';
 import { EMULATOR_SECRET_KEY } from '../../src/modules/payments/payments.runtime.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   createPaidPlan,
-  eventually,
   payOnHostedPage,
   sessionTokenFor,
   signedNotification,

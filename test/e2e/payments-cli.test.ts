@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
-import { runCli, startCli, waitFor } from '../helpers/process.js';
+import { eventually } from '../helpers/eventually.js';
+import { runCli, startCli } from '../helpers/process.js';
 
 /** The payments commands of the CLI: the standalone Stripe emulator and `plans upsert`. */
 
@@ -56,11 +57,14 @@ describe('tollgate CLI: payments', () => {
   it('runs the emulator on its own, and `plans upsert --amount` creates the price in it', async () => {
     const emulator = startCli(['stripe-emulator', '--port', '0'], env);
     try {
-      const url = await waitFor(() => {
-        if (emulator.child.exitCode !== null)
-          throw new Error(`the emulator exited: ${emulator.output.stderr}`);
-        return /Stripe emulator\s+(http:\/\/\S+)/.exec(emulator.output.stdout)?.[1];
-      });
+      const url = await eventually(
+        () => {
+          if (emulator.child.exitCode !== null)
+            throw new Error(`the emulator exited: ${emulator.output.stderr}`);
+          return /Stripe emulator\s+(http:\/\/\S+)/.exec(emulator.output.stdout)?.[1];
+        },
+        { what: 'the emulator to print its address', timeoutMs: 20_000 },
+      );
       expect(emulator.output.stdout).toContain('Webhook secret    whsec_cli_test_secret');
       const base = new URL(url);
       const stripe = new Stripe('sk_test_cli', {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ADMIN } from '../../src/core/principal.js';
 import { withContext } from '../../src/db.js';
-import { waitFor } from './process.js';
+import { eventually } from './eventually.js';
 import type { TestServer } from './server.js';
 
 /** Creates an app through the core (as the admin CLI does); returns its id and first API key. */
@@ -22,9 +22,12 @@ export function uniqueEmail(label = 'user'): string {
 
 /** The token of the newest magic link e-mailed to `to`, polled from the dev mailbox (mail leaves after the response). */
 export function tokenFromDevMailbox(server: TestServer, to: string): Promise<string> {
-  return waitFor(async () => {
-    const res = await server.http.get('/dev/mailbox.json');
-    const mail = (res.body.messages as { to: string; text: string }[]).find((m) => m.to === to);
-    return mail ? new URL(/https?:\/\/\S+/.exec(mail.text)![0]).searchParams.get('token')! : undefined;
-  }, 5000);
+  return eventually(
+    async () => {
+      const res = await server.http.get('/dev/mailbox.json');
+      const mail = (res.body.messages as { to: string; text: string }[]).find((m) => m.to === to);
+      return mail ? new URL(/https?:\/\/\S+/.exec(mail.text)![0]).searchParams.get('token')! : undefined;
+    },
+    { what: `a magic link e-mailed to ${to}`, timeoutMs: 5000 },
+  );
 }

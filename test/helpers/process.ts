@@ -41,17 +41,3 @@ export function startCli(args: string[], env: Record<string, string | undefined>
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, output, exited };
 }
-
-/** Polls `check` until it returns a value, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -99,17 +99,6 @@ export function signedNotification(
   return { body, signature };
 }
 
-/** Polls until `check` gives a value, or fails after the deadline. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** A Tollgate whose Stripe is a port that was just free and is now closed: every call is refused. */
 export async function startServerWithUnreachableStripe(): Promise<TestServer> {
   const probe = createServer();

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { createAuthApp, tokenFromDevMailbox, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Collects every log line the server writes. */
@@ -12,14 +13,6 @@ function logCollector(): { stream: Writable; text: () => string } {
     },
   });
   return { stream, text: () => lines.join('') };
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('tokens never reach the logs', () => {
@@ -48,7 +41,10 @@ describe('tokens never reach the logs', () => {
         .set('authorization', `Bearer ${sessionToken}`)
         .expect(200);
 
-      await until(() => logs.text().includes(`/v1/apps/${appId}/auth/session`), 'the last request log line');
+      await eventually(() => (logs.text().includes(`/v1/apps/${appId}/auth/session`) ? true : undefined), {
+        what: 'the last request log line',
+        timeoutMs: 5000,
+      });
       const text = logs.text();
       expect(text).toContain('dev mailbox: new message');
       expect(text).toContain('token=%5Bredacted%5D');
@@ -73,7 +69,13 @@ describe('tokens never reach the logs', () => {
         .post(`/v1/apps/${appId}/auth/magic-link`)
         .send({ email: uniqueEmail(), redirectUrl: 'https://app.example.com/cb' });
       expect(res.status).toBe(200);
-      await until(() => logs.text().includes('magic-link e-mail could not be sent'), 'the delivery error');
+      await eventually(
+        () => (logs.text().includes('magic-link e-mail could not be sent') ? true : undefined),
+        {
+          what: 'the delivery error',
+          timeoutMs: 5000,
+        },
+      );
       expect(logs.text()).not.toContain('tg_ml_');
       expect(logs.text()).not.toContain('Sign in to');
     } finally {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ManualClock } from '../../src/core/clock.js';
 import { createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { Fixtures } from './entitlements.fixtures.js';
 
 const PUBLIC_BASE_URL = 'https://login.tollgate.example';
 const CALLBACK = 'https://app.example.com/callback';
@@ -30,14 +31,14 @@ async function mailbox(): Promise<Mail[]> {
 }
 
 /** Mail leaves after the response (off the request path): poll the dev mailbox until it arrives. */
-async function waitForMail(to: string, count = 1): Promise<Mail[]> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const mine = (await mailbox()).filter((m) => m.to === to);
-    if (mine.length >= count) return mine;
-    if (Date.now() > deadline) throw new Error(`expected ${count} e-mail(s) to ${to}, got ${mine.length}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function waitForMail(to: string, count = 1): Promise<Mail[]> {
+  return eventually(
+    async () => {
+      const mine = (await mailbox()).filter((m) => m.to === to);
+      return mine.length >= count ? mine : undefined;
+    },
+    { what: `${count} e-mail(s) to ${to}`, timeoutMs: 5000 },
+  );
 }
 
 function tokenOf(mail: Mail): string {

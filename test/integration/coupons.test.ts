@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { BillingFixtures } from './subscription-lifecycle.fixtures.js';
 
 const VALIDATE = `query($code: String!, $planId: ID!) { validateCoupon(code: $code, planId: $planId) { valid reason } }`;
 

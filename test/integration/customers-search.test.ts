@@ -1,5 +1,4 @@
 import pg from 'pg';
-import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ROWS = 50_000;
@@ -42,7 +41,6 @@ describe('the e-mail filter on a large app', () => {
       [app.appId],
     );
     const res = await list({ email: '1234', limit: 100 });
-    expectOpenApiResponse(res);
     expect(res.status).toBe(200);
     expect(res.body.pagination.total).toBe(Number(expected.rows[0]!.count));
     const created = res.body.data.map((c: { createdAt: string }) => Date.parse(c.createdAt));

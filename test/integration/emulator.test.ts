@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { StripeEmulator } from '../../src/modules/payments/emulator/stripe-emulator.js';
+import { StripeEmulator } from '../../src/stripe-emulator/stripe-emulator.js';
+import { eventually } from '../helpers/eventually.js';
 
 const WEBHOOK_SECRET = 'whsec_emulator_test_secret';
 
@@ -34,16 +35,6 @@ async function startReceiver(failures: number) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return { url, received, attempts, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function sdkFor(emulator: StripeEmulator): Stripe {
@@ -202,7 +193,7 @@ describe('Stripe emulator through the stripe SDK', () => {
     expect(invoices.data[0]).toMatchObject({ status: 'paid', amount_paid: 1500, currency: 'usd' });
 
     // The receiver refuses each event twice: it arrives on the third attempt, signed and verifiable.
-    const event = await waitFor(() =>
+    const event = await eventually(() =>
       receiver.received.find(
         (r) =>
           r.event.type === 'checkout.session.completed' &&
@@ -211,7 +202,7 @@ describe('Stripe emulator through the stripe SDK', () => {
     );
     expect(receiver.attempts.get(event.event.id)).toBe(3);
     expect((event.event.data.object as Stripe.Checkout.Session).subscription).toBe(subscription.id);
-    const types = await waitFor(() => {
+    const types = await eventually(() => {
       const seen = receiver.received.filter((r) => {
         const object = r.event.data.object as { id?: string; subscription?: string; customer?: string };
         return object.customer === completed.customer || object.id === completed.customer;
@@ -401,7 +392,7 @@ describe('Stripe emulator through the stripe SDK', () => {
       (await stripe.subscriptions.list({ customer: customer.id, status: 'all' })).data.map((s) => s.id),
     ).toEqual([id]);
 
-    const deleted = await waitFor(() =>
+    const deleted = await eventually(() =>
       receiver.received.find(
         (r) =>
           r.event.type === 'customer.subscription.deleted' &&
@@ -452,12 +443,15 @@ describe('Stripe emulator through the stripe SDK', () => {
     });
     try {
       const customer = await sdkFor(lonely).customers.create({ email: 'x@example.com' });
-      const attempts = await waitFor(() => {
+      const attempts = await eventually(() => {
         const d = lonely.deliveries.filter((x) => x.status === 500);
         return d.length >= 3 ? d : undefined;
       });
       expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
-      await new Promise((r) => setTimeout(r, 100));
+      // Nothing scheduled and nothing on the wire: no fourth attempt can come.
+      await eventually(() => (lonely.pendingDeliveries === 0 ? true : undefined), {
+        what: 'the sender to give up',
+      });
       expect(lonely.deliveries).toHaveLength(3);
       expect(customer.id).toMatch(/^cus_/);
     } finally {

@@ -1,7 +1,8 @@
 import { withContext } from '../../src/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { Fixtures } from './entitlements.fixtures.js';
 
 /**
  * Two Tollgate instances on one database, each with its own in-process entitlement cache: a change
@@ -153,11 +154,14 @@ describe('entitlements across instances', () => {
     expect(await sso(b, token)).toBe(true);
 
     // The connection is retried on demand, at most once a second; once back, changes still show at once.
-    const deadline = Date.now() + 10_000;
-    while (!b.services.changes.listening && Date.now() < deadline) {
-      await withContext(b.deps.orm, () => b.services.entitlements.resolve({ appId, customerId }));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await eventually(
+      async () => {
+        if (b.services.changes.listening) return true;
+        await withContext(b.deps.orm, () => b.services.entitlements.resolve({ appId, customerId }));
+        return undefined;
+      },
+      { what: "instance b's change feed to reconnect", intervalMs: 100 },
+    );
     expect(b.services.changes.listening).toBe(true);
     await fx.setSubscription(sub, { status: 'paused' });
     expect(await sso(b, token)).toBe(null);

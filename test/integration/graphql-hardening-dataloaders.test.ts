@@ -3,6 +3,7 @@ import { App } from '../../src/modules/apps/app.entity.js';
 import { Customer } from '../../src/modules/customers/customer.entity.js';
 import { Plan } from '../../src/modules/plans/plan.entity.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const QUERY = `query($limit: Int) {
@@ -65,16 +66,16 @@ describe('nested GraphQL lists are batched (no N+1 queries)', () => {
     // write has landed, the counted request causes no bookkeeping statement of its own.
     await server.graphql('{ __typename }', {}, apiKey);
     const connection = server.deps.orm.em.fork().getConnection();
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const rows = await connection.execute(
-        'select 1 from api_key where app_id = ? and last_used_at is not null',
-        [appId],
-      );
-      if (rows.length > 0) break;
-      if (Date.now() > deadline) throw new Error('the API key use was never recorded');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(
+      async () => {
+        const rows = await connection.execute(
+          'select 1 from api_key where app_id = ? and last_used_at is not null',
+          [appId],
+        );
+        return rows.length > 0 ? true : undefined;
+      },
+      { what: 'the API key use to be recorded', timeoutMs: 5000 },
+    );
     const statements: string[] = [];
     server.deps.orm.config.set('onQuery', (sql: string) => {
       statements.push(sql);

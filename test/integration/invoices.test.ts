@@ -1,6 +1,6 @@
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
-import { BillingFixtures } from './subscription-lifecycle.fixtures.js';
 
 const INVOICES = `query($customerId: ID, $limit: Int) {
   invoices(customerId: $customerId, limit: $limit) { id created amountPaid currency status hostedInvoiceUrl }

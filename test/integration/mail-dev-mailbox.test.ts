@@ -1,16 +1,17 @@
 import { createAuthApp, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { type MailSink, startMailSink } from '../helpers/mail-sink.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-async function waitForMessages(server: TestServer, to: string): Promise<any[]> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const res = await server.http.get('/dev/mailbox.json');
-    const mine = res.body.messages.filter((m: { to: string }) => m.to === to);
-    if (mine.length > 0) return mine;
-    if (Date.now() > deadline) throw new Error(`no e-mail to ${to}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function waitForMessages(server: TestServer, to: string): Promise<any[]> {
+  return eventually(
+    async () => {
+      const res = await server.http.get('/dev/mailbox.json');
+      const mine = res.body.messages.filter((m: { to: string }) => m.to === to);
+      return mine.length > 0 ? mine : undefined;
+    },
+    { what: `an e-mail to ${to}`, timeoutMs: 5000 },
+  );
 }
 
 describe('dev mailbox (no SMTP_URL)', () => {

@@ -1,5 +1,5 @@
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { Fixtures } from './entitlements.fixtures.js';
 
 let server: TestServer;
 beforeAll(async () => {

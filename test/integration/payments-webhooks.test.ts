@@ -1,8 +1,8 @@
 import type Stripe from 'stripe';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   createPaidPlan,
-  eventually,
   payOnHostedPage,
   signedNotification,
   stripeFor,

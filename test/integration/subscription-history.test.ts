@@ -1,5 +1,5 @@
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { BillingFixtures } from './subscription-lifecycle.fixtures.js';
 
 const CUSTOMER_HISTORY = `query($id: ID!) {
   customer(id: $id) { id subscriptions { id customerId organizationId status cancelAtPeriodEnd plan { id name } } }

@@ -1,11 +1,11 @@
 import type { Response } from 'supertest';
 import { withContext } from '../../src/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
-import { expectOpenApiResponse } from '../helpers/openapi.js';
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
-import { Fixtures } from './entitlements.fixtures.js';
-import { BillingFixtures, eventually } from './subscription-lifecycle.fixtures.js';
 
 let server: TestServer;
 let apiKey: string;
@@ -35,7 +35,6 @@ async function act(
   const req = server.http.post(`/v1/subscriptions/${id}/${action}`);
   if (token !== null) req.set('authorization', `Bearer ${token}`);
   const res = body === undefined ? await req : await req.send(body as object);
-  expectOpenApiResponse(res);
   return res;
 }
 
@@ -356,7 +355,6 @@ describe('changes while Stripe is unreachable', () => {
     const res = await offline.http
       .post(`/v1/subscriptions/${id}/pause`)
       .set('authorization', `Bearer ${app.apiKey}`);
-    expectOpenApiResponse(res);
     expect(res.status).toBe(503);
     expect(res.body).toEqual({
       statusCode: 503,

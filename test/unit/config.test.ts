@@ -61,3 +61,72 @@ describe('configuration', () => {
     );
   });
 });
+
+describe('database timeouts', () => {
+  it('bounds every wait for the database by default, a frozen server failing a request within 5 s', () => {
+    const { database } = loadConfig({});
+    expect(database).toEqual({
+      acquireTimeoutMs: 1500,
+      connectTimeoutMs: 1500,
+      queryTimeoutMs: 2500,
+      statementTimeoutMs: 2000,
+      idleInTransactionTimeoutMs: 10000,
+      changeFeedTimeoutMs: 1000,
+      readinessTimeoutMs: 2000,
+    });
+    expect(Object.isFrozen(database)).toBe(true);
+    // The longest a cached read can wait on a frozen server: the change feed, then a pooled connection,
+    // then its query.
+    expect(
+      database.changeFeedTimeoutMs + database.acquireTimeoutMs + database.queryTimeoutMs,
+    ).toBeLessThanOrEqual(5000);
+  });
+
+  it('reads each bound from its variable', () => {
+    const { database } = loadConfig({
+      DATABASE_ACQUIRE_TIMEOUT_MS: '4000',
+      DATABASE_CONNECT_TIMEOUT_MS: '3000',
+      DATABASE_QUERY_TIMEOUT_MS: '9000',
+      DATABASE_STATEMENT_TIMEOUT_MS: '8000',
+      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '60000',
+      CHANGE_FEED_TIMEOUT_MS: '500',
+      READINESS_TIMEOUT_MS: '750',
+    });
+    expect(database).toEqual({
+      acquireTimeoutMs: 4000,
+      connectTimeoutMs: 3000,
+      queryTimeoutMs: 9000,
+      statementTimeoutMs: 8000,
+      idleInTransactionTimeoutMs: 60000,
+      changeFeedTimeoutMs: 500,
+      readinessTimeoutMs: 750,
+    });
+  });
+
+  it.each([
+    ['DATABASE_QUERY_TIMEOUT_MS', '0'],
+    ['DATABASE_ACQUIRE_TIMEOUT_MS', '-1'],
+    ['DATABASE_CONNECT_TIMEOUT_MS', '1.5'],
+    ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'soon'],
+    ['CHANGE_FEED_TIMEOUT_MS', '600001'],
+    ['READINESS_TIMEOUT_MS', 'Infinity'],
+  ])('refuses %s=%s, naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid configuration: ${name}: `));
+  });
+
+  it('refuses a statement timeout the client-side query timeout would cut short', () => {
+    expect(() =>
+      loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '3000', DATABASE_QUERY_TIMEOUT_MS: '3000' }),
+    ).toThrow(
+      new ConfigError(
+        'Invalid configuration: DATABASE_STATEMENT_TIMEOUT_MS must be below DATABASE_QUERY_TIMEOUT_MS',
+      ),
+    );
+  });
+
+  it('refuses a connect timeout longer than the acquire timeout that contains it', () => {
+    expect(() =>
+      loadConfig({ DATABASE_CONNECT_TIMEOUT_MS: '2000', DATABASE_ACQUIRE_TIMEOUT_MS: '1000' }),
+    ).toThrow('DATABASE_CONNECT_TIMEOUT_MS must not exceed DATABASE_ACQUIRE_TIMEOUT_MS');
+  });
+});

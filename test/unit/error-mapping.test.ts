@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import express from 'express';
 import { GraphQLError } from 'graphql';
 import { pino } from 'pino';
@@ -11,6 +12,7 @@ import {
   ForbiddenError,
   NotFoundError,
   RateLimitedError,
+  ServiceUnavailableError,
   statusOf,
   ValidationError,
 } from '../../src/core/errors.js';
@@ -113,8 +115,115 @@ describe('REST error mapping', () => {
       'rate_limited',
       'provider_error',
       'provider_unavailable',
+      'service_unavailable',
     ];
-    expect(codes.map(statusOf)).toEqual([400, 401, 403, 404, 409, 413, 429, 502, 503]);
+    expect(codes.map(statusOf)).toEqual([400, 401, 403, 404, 409, 413, 429, 502, 503, 503]);
+  });
+});
+
+/** A driver error as node-postgres raises it: a message, and for server errors a SQLSTATE `code`. */
+function pgError(message: string, code?: string, cause?: unknown): Error {
+  return Object.assign(new Error(message, { cause }), code ? { code } : {});
+}
+
+/** Errors our database gives when it cannot serve us, as they reach the mappers (MikroORM wraps most). */
+const OUTAGES: [string, unknown][] = [
+  ['a client-side query timeout', new DriverException(pgError('Query read timeout'))],
+  ['a pool acquire timeout', new DriverException(pgError('timeout exceeded when trying to connect'))],
+  [
+    'a connect timeout',
+    new DriverException(
+      pgError('Connection terminated due to connection timeout', undefined, new Error('timeout expired')),
+    ),
+  ],
+  ['a connection that died', pgError('Connection terminated unexpectedly')],
+  ['a connection ended after a timeout', pgError('Client was closed and is not queryable')],
+  [
+    'a refused connection',
+    new DriverException(pgError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')),
+  ],
+  [
+    'statement_timeout',
+    new DriverException(pgError('canceling statement due to statement timeout', '57014')),
+  ],
+  ['a server shutting down', pgError('terminating connection due to administrator command', '57P01')],
+  ['a server starting up', pgError('the database system is starting up', '57P03')],
+  ['too many connections', pgError('sorry, too many clients already', '53300')],
+  [
+    'idle_in_transaction_session_timeout',
+    pgError('terminating connection due to idle-in-transaction timeout', '25P03'),
+  ],
+];
+
+describe('database outages', () => {
+  /** The REST mapper behind a route that throws `error`, with the request's logger captured. */
+  async function mapped(error: unknown) {
+    const { logger, lines } = capturingLogger();
+    const app = express();
+    app.get('/boom', () => {
+      throw error;
+    });
+    app.use((err: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
+      req.log = logger;
+      errorHandler(err, req, res, next);
+    });
+    return { res: await request(app).get('/boom'), lines };
+  }
+
+  it.each(OUTAGES)(
+    'answers %s with the 503 envelope, revealing nothing, and logs no line of its own',
+    async (_, error) => {
+      const { logger, lines } = capturingLogger();
+      const app = express();
+      app.get('/boom', () => {
+        throw error;
+      });
+      app.use((err: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
+        req.log = logger;
+        errorHandler(err, req, res, next);
+      });
+      const res = await request(app).get('/boom');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({
+        statusCode: 503,
+        message: 'The service is temporarily unavailable, try again later',
+        error: 'Service Unavailable',
+      });
+      // The access log reports it, once (src/app.ts; proven in test/security/database-freeze.test.ts).
+      expect(lines).toEqual([]);
+    },
+  );
+
+  it.each(OUTAGES)('answers %s in GraphQL with SERVICE_UNAVAILABLE and status 503', (_, error) => {
+    const { logger, lines } = capturingLogger();
+    const message = (error as Error).message;
+    const out = createFormatError(logger)(
+      { message, path: ['apps'] },
+      new GraphQLError(message, { originalError: error as Error, path: ['apps'] }),
+    );
+    expect(out).toEqual({
+      message: 'The service is temporarily unavailable, try again later',
+      path: ['apps'],
+      extensions: { code: 'SERVICE_UNAVAILABLE', statusCode: 503 },
+    });
+    expect(lines).toEqual([]);
+  });
+
+  it('keeps the driver reason for the log only', () => {
+    const error = new ServiceUnavailableError('Query read timeout');
+    expect(error.reason).toBe('Query read timeout');
+    expect(error.message).not.toContain('Query');
+  });
+
+  it.each<[string, unknown]>([
+    ['a unique violation', new UniqueConstraintViolationException(pgError('duplicate key value', '23505'))],
+    ['a syntax error', new DriverException(pgError('syntax error at or near "selec"', '42601'))],
+    ['a message that merely mentions a timeout', new Error('Query read timeout while parsing the report')],
+  ])('still treats %s as a bug (500, logged with its stack)', async (_, error) => {
+    const { res, lines } = await mapped(error);
+    expect(res.status).toBe(500);
+    const logged = lines.find((l) => l.msg === 'unhandled error');
+    expect(logged.err.stack).toContain('Error');
   });
 });
 

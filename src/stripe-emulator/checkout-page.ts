@@ -1,4 +1,4 @@
-import { escapeHtml } from '../../../core/html.js';
+import { escapeHtml } from '../core/html.js';
 /** The emulator's hosted checkout page: plain HTML, no script, so it works in any browser or test client. */
 
 export interface CheckoutPageView {

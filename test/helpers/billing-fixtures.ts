@@ -7,10 +7,10 @@ import { Customer } from '../../src/modules/customers/customer.entity.js';
 import { Organization, OrganizationMember } from '../../src/modules/organizations/organization.entity.js';
 import { Plan } from '../../src/modules/plans/plan.entity.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
-import type { TestServer } from '../helpers/server.js';
+import type { Core } from './services.js';
 
 /**
- * Billing states for lifecycle, history, invoice and coupon tests: objects are made at the test server's
+ * Billing states for lifecycle, history, invoice and coupon tests: objects are made at Tollgate's
  * own Stripe emulator with the real SDK (a checkout is paid on the emulator's hosted page), and the
  * matching Tollgate rows are written through the ORM into the test database, as the checkout
  * notification would write them.
@@ -19,11 +19,11 @@ export class BillingFixtures {
   readonly stripe: Stripe;
 
   constructor(
-    private readonly server: TestServer,
+    private readonly core: Core,
     readonly appId: string,
   ) {
-    const emulator = server.payments.emulator;
-    if (!emulator) throw new Error('the test server runs without its Stripe emulator');
+    const emulator = core.payments.emulator;
+    if (!emulator) throw new Error('Tollgate runs without its Stripe emulator');
     const url = new URL(emulator.url);
     this.stripe = new Stripe('sk_test_billing_fixtures', {
       host: url.hostname,
@@ -34,11 +34,11 @@ export class BillingFixtures {
   }
 
   private get emulatorUrl(): string {
-    return this.server.payments.emulator!.url;
+    return this.core.payments.emulator!.url;
   }
 
   private run<T>(fn: () => Promise<T>): Promise<T> {
-    return withContext(this.server.deps.orm, fn);
+    return withContext(this.core.deps.orm, fn);
   }
 
   /** A plan of the app sold at a new Stripe price; returns the plan's slug (its public id) and the price. */
@@ -53,7 +53,7 @@ export class BillingFixtures {
       product_data: { name: slug },
     });
     const planId = await this.run(async () => {
-      const em = this.server.deps.orm.em;
+      const em = this.core.deps.orm.em;
       const plan = em.create(Plan, {
         id: newId('pln'),
         app: this.appId,
@@ -77,7 +77,7 @@ export class BillingFixtures {
     const stripeCustomerId =
       options.linked === false ? null : (await this.stripe.customers.create({ email })).id;
     const id = await this.run(async () => {
-      const em = this.server.deps.orm.em;
+      const em = this.core.deps.orm.em;
       const customer = em.create(Customer, {
         id: newId('cus'),
         app: this.appId,
@@ -94,7 +94,7 @@ export class BillingFixtures {
   /** An organization of the app with the given members and roles. */
   async organization(members: Array<{ customerId: string; role: OrgRole }>): Promise<string> {
     return this.run(async () => {
-      const em = this.server.deps.orm.em;
+      const em = this.core.deps.orm.em;
       const organization = em.create(Organization, { id: newId('org'), app: this.appId, name: 'Acme' });
       for (const member of members) {
         em.create(OrganizationMember, {
@@ -112,7 +112,7 @@ export class BillingFixtures {
   /** A session token of the customer (in the organization's context when given). */
   async session(customerId: string, organizationId?: string): Promise<string> {
     const { token } = await this.run(() =>
-      this.server.services.sessions.issue({ appId: this.appId, customerId, organizationId }),
+      this.core.services.sessions.issue({ appId: this.appId, customerId, organizationId }),
     );
     return token;
   }
@@ -145,7 +145,7 @@ export class BillingFixtures {
     const completed = await this.stripe.checkout.sessions.retrieve(checkout.id);
     const remote = await this.stripe.subscriptions.retrieve(String(completed.subscription));
     const id = await this.run(async () => {
-      const em = this.server.deps.orm.em;
+      const em = this.core.deps.orm.em;
       const row = em.create(Subscription, {
         id: newId('sub'),
         app: this.appId,
@@ -167,17 +167,6 @@ export class BillingFixtures {
 
   /** The stored row, read fresh. */
   async stored(id: string): Promise<Subscription> {
-    return this.run(() => this.server.deps.orm.em.findOneOrFail(Subscription, id, { populate: ['plan'] }));
-  }
-}
-
-/** Polls `probe` until it returns a value other than undefined, or fails at the deadline. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    return this.run(() => this.core.deps.orm.em.findOneOrFail(Subscription, id, { populate: ['plan'] }));
   }
 }

@@ -7,7 +7,7 @@ import { Organization, OrganizationMember } from '../../src/modules/organization
 import type { SubscriptionStatus } from '../../src/modules/payments/payment-provider.js';
 import { type Features, Plan } from '../../src/modules/plans/plan.entity.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
-import type { TestServer } from '../helpers/server.js';
+import type { Core } from './services.js';
 
 /**
  * Rows written straight through the ORM into the test database (our own database, not a mock), for
@@ -15,12 +15,12 @@ import type { TestServer } from '../helpers/server.js';
  */
 export class Fixtures {
   constructor(
-    private readonly server: TestServer,
+    private readonly core: Core,
     readonly appId: string,
   ) {}
 
   private get orm(): Orm {
-    return this.server.deps.orm;
+    return this.core.deps.orm;
   }
 
   async customer(email = `c-${randomBytes(4).toString('hex')}@example.com`): Promise<string> {
@@ -107,7 +107,7 @@ export class Fixtures {
   /** A session token for a customer, optionally in an organization context. */
   async session(customerId: string, organizationId?: string): Promise<string> {
     return withContext(this.orm, async () => {
-      const { token } = await this.server.services.sessions.issue({
+      const { token } = await this.core.services.sessions.issue({
         appId: this.appId,
         customerId,
         organizationId,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Logger } from '../../../infra/logger.js';
+import type { Logger } from '../infra/logger.js';
 
 /** Stripe's signature header: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<payload>")>`. */
 export function signatureHeader(payload: string, secret: string, timestamp: number): string {
@@ -50,6 +50,14 @@ export class WebhookSender {
 
   get target(): WebhookTarget | undefined {
     return this.#target;
+  }
+
+  /**
+   * Attempts scheduled or on the wire. A retry is scheduled before the attempt that failed leaves the
+   * wire, so this is 0 only once every event is delivered or given up: nothing more will be sent.
+   */
+  get pending(): number {
+    return this.#timers.size + this.#inFlight.size;
   }
 
   /** Queues an event for delivery; returns at once. */

@@ -1,0 +1,69 @@
+import { createCheckoutSession, retrieveCheckoutSession } from './checkout.js';
+import {
+  couponOrFail,
+  createCoupon,
+  createPromotionCode,
+  listPromotionCodes,
+  retrievePromotionCode,
+  updatePromotionCode,
+} from './coupons.js';
+import { createCustomer, customerOrFail, listCustomers, updateCustomer } from './customers.js';
+import { eventOrFail, listEvents } from './events.js';
+import { invoiceOrFail, listInvoices } from './invoices.js';
+import { bool, type Obj, type Params } from './parameters.js';
+import { createPrice, createProduct, listPrices, priceOrFail, productOrFail } from './prices.js';
+import type { Emulation } from './state.js';
+import {
+  cancelSubscription,
+  listSubscriptions,
+  renewSubscription,
+  subscriptionOrFail,
+  updateSubscription,
+} from './subscriptions.js';
+
+/** Every API path the emulator answers, in one table; server.ts adds authentication and idempotency. */
+
+export interface Route {
+  readonly method: 'get' | 'post' | 'delete';
+  readonly path: string;
+  /** `params` merges the query and the form body; `id` is the `:id` segment, '' when there is none. */
+  readonly handle: (em: Emulation, params: Params, id: string) => Obj;
+}
+
+/** Under `/v1`, as Stripe's API. */
+export const API_ROUTES: readonly Route[] = [
+  { method: 'post', path: '/customers', handle: (em, p) => createCustomer(em, p) },
+  { method: 'get', path: '/customers', handle: (em, p) => listCustomers(em, p) },
+  { method: 'get', path: '/customers/:id', handle: (em, _p, id) => customerOrFail(em, id) },
+  { method: 'post', path: '/customers/:id', handle: (em, p, id) => updateCustomer(em, id, p) },
+  { method: 'post', path: '/products', handle: (em, p) => createProduct(em, p) },
+  { method: 'get', path: '/products/:id', handle: (em, _p, id) => productOrFail(em, id) },
+  { method: 'post', path: '/prices', handle: (em, p) => createPrice(em, p) },
+  { method: 'get', path: '/prices', handle: (em, p) => listPrices(em, p) },
+  { method: 'get', path: '/prices/:id', handle: (em, _p, id) => priceOrFail(em, id) },
+  { method: 'post', path: '/coupons', handle: (em, p) => createCoupon(em, p) },
+  { method: 'get', path: '/coupons/:id', handle: (em, _p, id) => couponOrFail(em, id) },
+  { method: 'post', path: '/promotion_codes', handle: (em, p) => createPromotionCode(em, p) },
+  { method: 'get', path: '/promotion_codes', handle: (em, p) => listPromotionCodes(em, p) },
+  { method: 'get', path: '/promotion_codes/:id', handle: (em, p, id) => retrievePromotionCode(em, id, p) },
+  { method: 'post', path: '/promotion_codes/:id', handle: (em, p, id) => updatePromotionCode(em, id, p) },
+  { method: 'post', path: '/checkout/sessions', handle: (em, p) => createCheckoutSession(em, p) },
+  { method: 'get', path: '/checkout/sessions/:id', handle: (em, _p, id) => retrieveCheckoutSession(em, id) },
+  { method: 'get', path: '/subscriptions', handle: (em, p) => listSubscriptions(em, p) },
+  { method: 'get', path: '/subscriptions/:id', handle: (em, _p, id) => subscriptionOrFail(em, id) },
+  { method: 'post', path: '/subscriptions/:id', handle: (em, p, id) => updateSubscription(em, id, p) },
+  { method: 'delete', path: '/subscriptions/:id', handle: (em, p, id) => cancelSubscription(em, id, p) },
+  { method: 'get', path: '/invoices', handle: (em, p) => listInvoices(em, p) },
+  { method: 'get', path: '/invoices/:id', handle: (em, _p, id) => invoiceOrFail(em, id) },
+  { method: 'get', path: '/events', handle: (em, p) => listEvents(em, p) },
+  { method: 'get', path: '/events/:id', handle: (em, _p, id) => eventOrFail(em, id) },
+];
+
+/** Under `/_emulator`: what Stripe's own clock does at the end of a period, on request (scripts, demos). */
+export const HELPER_ROUTES: readonly Route[] = [
+  {
+    method: 'post',
+    path: '/subscriptions/:id/renew',
+    handle: (em, p, id) => renewSubscription(em, id, { fail: bool(p, 'fail') ?? false }),
+  },
+];

@@ -1,0 +1,104 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { StripeApiError } from './errors.js';
+import { EMULATOR_API_VERSION } from './events.js';
+import { randomId } from './objects.js';
+import type { Obj, Params } from './parameters.js';
+import { showCheckoutPage, submitCheckoutPage } from './pay-page.js';
+import { API_ROUTES, HELPER_ROUTES, type Route } from './routes.js';
+import type { Emulation } from './state.js';
+
+/**
+ * The emulator's HTTP edge: Stripe's form encoding, API-key check, idempotency keys and error bodies
+ * around the route table, plus the hosted checkout page.
+ */
+export function createEmulatorApp(em: Emulation) {
+  /** Responses by `<api key>:<Idempotency-Key>`, replayed on a retried request. */
+  const idempotent = new Map<string, { status: number; body: Obj }>();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'extended');
+  app.use(express.urlencoded({ extended: true, limit: '1mb', parameterLimit: 5000 }));
+
+  app.get('/checkout/:id', (req, res) => showCheckoutPage(em, req, res));
+  app.post('/checkout/:id/pay', (req, res) => submitCheckoutPage(em, req, res));
+
+  const mount = (routes: readonly Route[]): Router => {
+    const router = express.Router();
+    router.use(authenticate);
+    for (const route of routes) {
+      router[route.method](route.path, (req: Request, res: Response) =>
+        handle(em, idempotent, req, res, route),
+      );
+    }
+    return router;
+  };
+  app.use('/v1', mount(API_ROUTES));
+  app.use('/_emulator', mount(HELPER_ROUTES));
+
+  app.use((req: Request, res: Response) => {
+    const error = new StripeApiError(404, `Unrecognized request URL (${req.method}: ${req.path}).`);
+    res.status(404).json(error.body);
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = (err as { status?: number }).status ?? 500;
+    const error =
+      status < 500
+        ? new StripeApiError(400, 'Invalid request body')
+        : new StripeApiError(500, 'An unexpected error occurred', { type: 'api_error' });
+    res.status(error.status).json(error.body);
+  });
+  return app;
+}
+
+/** Like stripe-mock: any test-mode secret key is accepted; live keys and missing keys are refused. */
+function authenticate(req: Request, res: Response, next: NextFunction): void {
+  const header = req.get('authorization') ?? '';
+  const bearer = /^Bearer (\S+)$/.exec(header)?.[1];
+  const basic = /^Basic (\S+)$/.exec(header)?.[1];
+  const key = bearer ?? (basic ? Buffer.from(basic, 'base64').toString('utf8').split(':')[0] : undefined);
+  if (!key || !/^(sk|rk)_test_/.test(key)) {
+    const message = key
+      ? `Invalid API Key provided: ${key.slice(0, 8)}***. The Stripe emulator accepts test-mode keys (sk_test_…).`
+      : 'You did not provide an API key.';
+    res.status(401).json(new StripeApiError(401, message).body);
+    return;
+  }
+  req.headers['x-emulator-key'] = key;
+  next();
+}
+
+/** Runs one route: replays a retried idempotent request, saves after a change, answers Stripe's errors. */
+function handle(
+  em: Emulation,
+  idempotent: Map<string, { status: number; body: Obj }>,
+  req: Request,
+  res: Response,
+  route: Route,
+): void {
+  const mutating = req.method !== 'GET';
+  const idempotencyKey = mutating ? req.get('idempotency-key') : undefined;
+  const cacheKey = idempotencyKey ? `${req.headers['x-emulator-key']}:${idempotencyKey}` : undefined;
+  const cached = cacheKey ? idempotent.get(cacheKey) : undefined;
+  if (cached) {
+    res.setHeader('Idempotent-Replayed', 'true');
+    res.status(cached.status).json(cached.body);
+    return;
+  }
+  let status = 200;
+  let body: Obj;
+  try {
+    const params = { ...(req.query as Params), ...((req.body ?? {}) as Params) };
+    body = route.handle(em, params, String(req.params.id ?? ''));
+    if (mutating) em.save();
+  } catch (error) {
+    if (!(error instanceof StripeApiError)) throw error;
+    status = error.status;
+    body = error.body;
+  }
+  res.setHeader('Request-Id', randomId('req_', 14));
+  res.setHeader('Stripe-Version', EMULATOR_API_VERSION);
+  if (cacheKey && status < 500) idempotent.set(cacheKey, { status, body });
+  res.status(status).json(body);
+}
