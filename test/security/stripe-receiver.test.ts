@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import Stripe from 'stripe';
+import { createScratchDatabase, dropDatabase, withServerClient } from '../../src/core/database-admin.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createPaidPlan, payOnHostedPage, signedNotification } from '../helpers/stripe-fixtures.js';
 
@@ -16,16 +17,16 @@ let server: TestServer;
 let app: { appId: string; apiKey: string };
 const logLines: string[] = [];
 
+/** Every log line of the servers this file starts, to check what a refusal logs. */
+const logSink = new Writable({
+  write(chunk, _encoding, callback) {
+    logLines.push(...String(chunk).split('\n').filter(Boolean));
+    callback();
+  },
+});
+
 beforeAll(async () => {
-  server = await startTestServer({
-    env: { LOG_LEVEL: 'warn' },
-    logDestination: new Writable({
-      write(chunk, _encoding, callback) {
-        logLines.push(...String(chunk).split('\n').filter(Boolean));
-        callback();
-      },
-    }),
-  });
+  server = await startTestServer({ env: { LOG_LEVEL: 'warn' }, logDestination: logSink });
   app = await server.createApp();
   await createPaidPlan(server, app.appId, { id: 'pro', name: 'Pro' });
 });
@@ -33,8 +34,8 @@ afterAll(async () => {
   await server.close();
 });
 
-function post(body: string, signature: string) {
-  return server.http
+function post(body: string, signature: string, target = server) {
+  return target.http
     .post(WEBHOOK)
     .set('content-type', 'application/json')
     .set('stripe-signature', signature)
@@ -54,19 +55,24 @@ function signedAt(event: unknown, timestamp: number): { body: string; signature:
 
 const now = () => Math.floor(Date.now() / 1000);
 
-async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
-  return server.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
+async function sql<T>(query: string, params: unknown[] = [], target = server): Promise<T[]> {
+  return target.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
 }
 
-async function processed(eventId: string): Promise<number> {
-  const rows = await sql<{ n: string }>('select count(*) as n from processed_event where id = ?', [eventId]);
+async function processed(eventId: string, target = server): Promise<number> {
+  const rows = await sql<{ n: string }>(
+    'select count(*) as n from processed_event where id = ?',
+    [eventId],
+    target,
+  );
   return Number(rows[0]!.n);
 }
 
-async function subscriptionRow(stripeSubscriptionId: string) {
+async function subscriptionRow(stripeSubscriptionId: string, target = server) {
   const rows = await sql<{ status: string; cancel_at_period_end: boolean; provider_event_created: string }>(
     'select status, cancel_at_period_end, provider_event_created from subscription where stripe_subscription_id = ?',
     [stripeSubscriptionId],
+    target,
   );
   return rows[0];
 }
@@ -80,16 +86,16 @@ function refusalLogged(eventId: string): Record<string, unknown> | undefined {
 
 let customers = 0;
 /** Pays a checkout with deliveries switched off; returns the completed-checkout event Stripe would send. */
-async function paidCheckout() {
+async function paidCheckout(target = server, apiKey = app.apiKey) {
   customers += 1;
-  const customer = await server.http
+  const customer = await target.http
     .post('/v1/customers')
-    .set('authorization', `Bearer ${app.apiKey}`)
+    .set('authorization', `Bearer ${apiKey}`)
     .send({ email: `receiver-${customers}@example.com` });
   expect(customer.status).toBe(201);
-  const checkout = await server.http
+  const checkout = await target.http
     .post('/v1/checkout/session')
-    .set('authorization', `Bearer ${app.apiKey}`)
+    .set('authorization', `Bearer ${apiKey}`)
     .send({
       planId: 'pro',
       customerId: customer.body.id,
@@ -98,12 +104,12 @@ async function paidCheckout() {
     });
   expect(checkout.status).toBe(200);
   const sessionId = checkout.body.url.split('/').pop();
-  const emulator = server.payments.emulator!;
+  const emulator = target.payments.emulator!;
   emulator.setWebhookTarget(undefined);
   try {
     expect((await payOnHostedPage(checkout.body.url)).status).toBe(303);
   } finally {
-    server.payments.connectWebhooks(`${server.url}${WEBHOOK}`);
+    target.payments.connectWebhooks(`${target.url}${WEBHOOK}`);
   }
   const completed = emulator.events.find(
     (e) => e.type === 'checkout.session.completed' && e.data.object.id === sessionId,
@@ -120,11 +126,11 @@ async function paidCheckout() {
 }
 
 /** A checkout whose subscription Tollgate already holds (its completed-checkout event applied). */
-async function appliedSubscription() {
-  const paid = await paidCheckout();
-  const { body, signature } = signedNotification(server, paid.completed);
-  expect((await post(body, signature)).status).toBe(200);
-  expect(await subscriptionRow(paid.subscriptionId)).toMatchObject({ cancel_at_period_end: false });
+async function appliedSubscription(target = server, apiKey = app.apiKey) {
+  const paid = await paidCheckout(target, apiKey);
+  const { body, signature } = signedNotification(target, paid.completed);
+  expect((await post(body, signature, target)).status).toBe(200);
+  expect(await subscriptionRow(paid.subscriptionId, target)).toMatchObject({ cancel_at_period_end: false });
   return paid;
 }
 
@@ -368,5 +374,57 @@ describe('events that cannot be applied now', () => {
       status: 'active',
       cancel_at_period_end: true,
     });
+  });
+});
+
+describe('an event arriving while the database is away', () => {
+  // A server of its own on a database of its own, so taking that database away disturbs no other test.
+  const serverUrl = process.env.TEST_SERVER_DATABASE_URL!;
+  const name = `tollgate_receiver_${process.pid}_${Date.now()}`;
+  const admin = (query: string) => withServerClient(serverUrl, (client) => client.query(query));
+  let own: TestServer | undefined;
+  let ownApp: { appId: string; apiKey: string };
+  beforeAll(async () => {
+    own = await startTestServer({
+      env: { DATABASE_URL: await createScratchDatabase(serverUrl, name), LOG_LEVEL: 'warn' },
+      logDestination: logSink,
+    });
+    ownApp = await own.createApp();
+    await createPaidPlan(own, ownApp.appId, { id: 'pro', name: 'Pro' });
+  }, 120_000);
+  afterAll(async () => {
+    await admin(`alter database ${name} allow_connections true`);
+    await own?.close();
+    await dropDatabase(serverUrl, name);
+  });
+
+  it('answers 500 while its database refuses connections, writes nothing, and applies the retry after', async () => {
+    const target = own!;
+    const { subscriptionId, subscription } = await appliedSubscription(target, ownApp.apiKey);
+    const before = await subscriptionRow(subscriptionId, target);
+    const event = subscriptionUpdated('evt_receiver_db_down', {
+      ...subscription,
+      cancel_at_period_end: true,
+    });
+    const { body, signature } = signedNotification(target, event);
+
+    // The database goes away under the running server: open connections are cut, new ones refused.
+    await admin(`alter database ${name} allow_connections false`);
+    await admin(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`);
+    const res = await post(body, signature, target);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({
+      statusCode: 500,
+      message: 'Internal server error',
+      error: 'Internal Server Error',
+    });
+    expect(refusalLogged('evt_receiver_db_down')).toBeUndefined();
+
+    await admin(`alter database ${name} allow_connections true`);
+    expect(await processed('evt_receiver_db_down', target)).toBe(0);
+    expect(await subscriptionRow(subscriptionId, target)).toEqual(before);
+    const retried = await post(body, signature, target);
+    expect(retried.status).toBe(200);
+    expect(await subscriptionRow(subscriptionId, target)).toMatchObject({ cancel_at_period_end: true });
   });
 });
