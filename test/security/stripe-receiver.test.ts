@@ -268,6 +268,23 @@ describe('events missing what their type requires', () => {
     expect(await subscriptionRow(subscriptionId)).toEqual(before);
   });
 
+  it('names at most five problems of an event, and how many more there are', async () => {
+    const { body, signature } = signedNotification(
+      server,
+      subscriptionUpdated('evt_receiver_many_problems', { trial_end: 'soon' }),
+    );
+    const res = await post(body, signature);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(
+      badRequest(
+        'Stripe event evt_receiver_many_problems (customer.subscription.updated) cannot be applied: ' +
+          'data.object.id is missing; data.object.customer is missing; data.object.status is missing; ' +
+          'data.object.items is missing; data.object.cancel_at_period_end is missing; and 1 more',
+      ),
+    );
+    expect(await processed('evt_receiver_many_problems')).toBe(0);
+  });
+
   it('refuses an invoice event without its object, and a body that is not an event object', async () => {
     const invoice = signedNotification(server, {
       id: 'evt_receiver_invoice',

@@ -14,7 +14,7 @@ const expandable = z.union([id, z.object({ id })]);
 const metadata = z.record(z.string(), z.string());
 const unixSeconds = z.number().int().nonnegative();
 
-export const stripeCheckoutSession = z.object({
+const stripeCheckoutSession = z.object({
   id,
   status: z.string().nullish(),
   customer: expandable.nullish(),
@@ -24,7 +24,7 @@ export const stripeCheckoutSession = z.object({
   metadata: metadata.nullish(),
 });
 
-export const stripeSubscription = z.object({
+const stripeSubscription = z.object({
   id,
   customer: expandable,
   status: z.string().min(1),
@@ -113,17 +113,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** How many problems a refusal names: enough to fix the sender, short enough for an answer and a log line. */
+const MAX_PROBLEMS = 5;
+
 /** Each problem named by its path; an absent field is called missing rather than "expected …, received undefined". */
 function problemsOf(error: z.ZodError, json: unknown): string[] {
-  return error.issues.map((issue) => {
+  const named = error.issues.slice(0, MAX_PROBLEMS).map((issue) => {
     const path = issue.path.map(String);
     const where = path.length > 0 ? path.join('.') : 'the event';
     let value: unknown = json;
     for (const key of path)
       value =
         typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-    return issue.code === 'invalid_type' && value === undefined
-      ? `${where} is missing`
-      : `${where}: ${issue.message}`;
+    // Optional fields accept undefined, so any issue on an absent value is a required field missing.
+    return value === undefined ? `${where} is missing` : `${where}: ${issue.message}`;
   });
+  const more = error.issues.length - named.length;
+  return more > 0 ? [...named, `and ${more} more`] : named;
 }
