@@ -31,19 +31,24 @@ Commands:
                                                STRIPE_EMULATOR_PORT, 12111)
 `;
 
+/**
+ * What an operator needs to start. The banner ends up in container logs, so in production it names no
+ * secret (the admin token came from ADMIN_TOKEN: its owner has it already) and lists only what is served.
+ */
 function printBanner(server: RunningServer): void {
+  const { production, graphql } = server.deps.config;
   const lines = [
     '',
     '  Tollgate is running',
     '',
     `  REST API     ${server.url}/v1`,
-    `  GraphiQL     ${server.url}/graphql`,
-    `  Admin token  ${server.adminToken}`,
+    graphql.graphiql ? `  GraphiQL     ${server.url}/graphql` : `  GraphQL      ${server.url}/graphql`,
+    production ? '  Admin token  the value of ADMIN_TOKEN' : `  Admin token  ${server.adminToken}`,
   ];
-  if (!server.deps.config.production) lines.push(`  Dev mailbox  ${server.url}/dev/mailbox`);
+  if (!production) lines.push(`  Dev mailbox  ${server.url}/dev/mailbox`);
   if (server.payments.emulator)
     lines.push(`  Stripe       emulator at ${server.payments.emulator.url} (test card 4242 4242 4242 4242)`);
-  if (server.demo) {
+  if (server.demo && !production) {
     lines.push(
       '',
       '  A demo app was created (shown on this first start only):',

@@ -15,10 +15,14 @@ export type ErrorCode =
   | 'provider_unavailable'
   | 'service_unavailable';
 
-/** What a client can act on beyond the message; both mappers expose it. */
+/**
+ * What is known beyond the message. `fields` is for the client: both mappers expose it. Anything else
+ * (a provider event's id, say) is for the operator's log only.
+ */
 export interface DomainErrorDetails {
   /** The input fields the error concerns (dotted paths for nested ones), so a form can mark them. */
   readonly fields?: readonly string[];
+  readonly [key: string]: unknown;
 }
 
 export class DomainError extends Error {

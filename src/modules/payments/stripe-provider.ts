@@ -11,6 +11,13 @@ import {
   type ProviderSubscription,
   SUBSCRIPTION_STATUSES,
 } from './payment-provider.js';
+import {
+  MalformedNotification,
+  parseStripeNotification,
+  type StripeCheckoutSessionFields,
+  type StripeNotification,
+  type StripeSubscriptionFields,
+} from './stripe-event.schemas.js';
 
 export interface StripeProviderOptions {
   readonly secretKey: string;
@@ -185,34 +192,66 @@ export class StripePaymentProvider implements PaymentProvider {
 
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent {
     if (!signature) throw new ValidationError('Missing Stripe-Signature header');
-    let event: Stripe.Event;
+    let json: unknown;
     try {
-      event = this.#stripe.webhooks.constructEvent(rawBody, signature, this.#webhookSecret);
+      json = this.#stripe.webhooks.constructEvent(
+        rawBody,
+        signature,
+        this.#webhookSecret,
+        SIGNATURE_TOLERANCE_S,
+      );
     } catch (error) {
       if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
         throw new ValidationError('Invalid Stripe-Signature: the notification could not be verified');
       }
       throw new ValidationError('Malformed notification body');
     }
+    // The SDK refuses only signatures older than the tolerance. One dated later than that is no fresher:
+    // it was made with a wrong clock or ahead of time to be replayed later, so it is refused the same way.
+    if (signedAt(signature) > Date.now() / 1000 + SIGNATURE_TOLERANCE_S) {
+      throw new ValidationError('Invalid Stripe-Signature: its timestamp lies in the future');
+    }
+    let event: StripeNotification;
+    try {
+      event = parseStripeNotification(json);
+    } catch (error) {
+      if (!(error instanceof MalformedNotification)) throw error;
+      const which = error.eventId ? `Stripe event ${error.eventId} (${error.eventType})` : 'Stripe event';
+      throw new ValidationError(`${which} cannot be applied: ${error.message}`, {
+        eventId: error.eventId,
+        eventType: error.eventType,
+        problems: error.problems,
+      });
+    }
     const base = { id: event.id, type: event.type, created: event.created };
-    switch (event.type) {
-      case 'checkout.session.completed':
-        return { ...base, kind: 'checkout_completed', session: fromStripeCheckoutSession(event.data.object) };
-      case 'customer.subscription.created':
-      case 'customer.subscription.updated':
-      case 'customer.subscription.deleted':
-        return { ...base, kind: 'subscription', subscription: fromStripeSubscription(event.data.object) };
-      case 'invoice.paid':
-      case 'invoice.payment_failed':
+    switch (event.kind) {
+      case 'checkout_completed':
+        return { ...base, kind: 'checkout_completed', session: fromStripeCheckoutSession(event.object) };
+      case 'subscription':
+        return { ...base, kind: 'subscription', subscription: fromStripeSubscription(event.object) };
+      case 'invoice':
         return {
           ...base,
           kind: 'invoice',
-          subscriptionId: idOf(event.data.object.parent?.subscription_details?.subscription),
+          subscriptionId: idOf(event.object.parent?.subscription_details?.subscription),
         };
-      default:
+      case 'ignored':
         return { ...base, kind: 'ignored' };
     }
   }
+}
+
+/** Stripe's own default: how far a signature's timestamp may lie from now, either way. */
+const SIGNATURE_TOLERANCE_S = 300;
+
+/** The `t=` of a Stripe-Signature header, read as the SDK reads it (the last one counts). */
+function signedAt(header: string): number {
+  let timestamp = Number.NaN;
+  for (const part of header.split(',')) {
+    const [key, value] = part.split('=');
+    if (key === 't') timestamp = Number.parseInt(value ?? '', 10);
+  }
+  return timestamp;
 }
 
 function fromStripePrice(price: Stripe.Price): ProviderPrice {
@@ -240,7 +279,7 @@ function fromStripeCoupon(coupon: Stripe.Coupon): ProviderCoupon {
   };
 }
 
-function fromStripeCheckoutSession(session: Stripe.Checkout.Session): ProviderCheckoutSession {
+function fromStripeCheckoutSession(session: StripeCheckoutSessionFields): ProviderCheckoutSession {
   return {
     id: session.id,
     status: session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open',
@@ -252,7 +291,7 @@ function fromStripeCheckoutSession(session: Stripe.Checkout.Session): ProviderCh
   };
 }
 
-function fromStripeSubscription(subscription: Stripe.Subscription): ProviderSubscription {
+function fromStripeSubscription(subscription: StripeSubscriptionFields): ProviderSubscription {
   const item = subscription.items.data[0];
   return {
     id: subscription.id,

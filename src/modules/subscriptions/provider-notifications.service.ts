@@ -32,7 +32,11 @@ export class ProviderNotificationsService {
     private readonly customers: CustomersService,
   ) {}
 
-  /** Verifies a notification on its raw body (bad or missing signature → 400) and applies it. */
+  /**
+   * Verifies a notification on its raw body and applies it. What no retry can mend is refused (400): a
+   * bad, missing, expired or future-dated signature, an event missing what its type requires. What may
+   * work later (the database, Stripe, a record not there yet) fails (500) so Stripe delivers it again.
+   */
   async handleStripeNotification(
     rawBody: Buffer,
     signature: string | undefined,
