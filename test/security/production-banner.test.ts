@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { createScratchDatabase, dropDatabase } from '../../src/core/database-admin.js';
-import { startCli, waitFor } from '../helpers/process.js';
+import { eventually } from '../helpers/eventually.js';
+import { startCli } from '../helpers/process.js';
 
 /**
  * The start-up banner and every log line end up in container logs. A production start (the built CLI,
@@ -38,12 +39,12 @@ async function dataDir(): Promise<string> {
 async function serve(env: Record<string, string | undefined>): Promise<{ proc: Cli; base: string }> {
   const proc = startCli(['serve'], { PORT: '0', STRIPE_EMULATOR_PORT: '0', ...env });
   started.push(proc);
-  const base = await waitFor(() => {
+  const base = await eventually(() => {
     if (proc.child.exitCode !== null) throw new Error(`serve exited: ${proc.output.stderr}`);
     return /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1];
   });
   // The banner is written whole; wait for its closing blank line before reading it.
-  await waitFor(() => (/\n\n$/.test(proc.output.stdout) ? true : undefined));
+  await eventually(() => (/\n\n$/.test(proc.output.stdout) ? true : undefined));
   return { proc, base };
 }
 
