@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { connect, migrate } from '../../src/core/db.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/core/embedded-postgres.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * A frozen database (every PostgreSQL process stopped, sockets open, nothing answering) is the outage
