@@ -13,12 +13,14 @@ import { createGraphQLContext, type GraphQLContext } from './graphql/context.js'
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
+import { inputValuesPlugin } from './graphql/input-values.js';
 import { getSchema } from './graphql/schema.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/payments/stripe-webhook.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
+import { authorizationHeader, jsonBody, requestPathGuard, restTextGuard } from './rest/request-guard.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
 
@@ -44,6 +46,9 @@ export async function createHttpApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // One spelling per path (see src/rest/router.ts): rate-limit classification sees what the router routes.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   // Per-IP rate limits need the real client address when Tollgate runs behind a proxy.
   if (deps.config.trustProxy !== undefined) app.set('trust proxy', deps.config.trustProxy);
 
@@ -85,7 +90,7 @@ export async function createHttpApp(
 
   app.use(async (req: Request, _res: Response, next: NextFunction) => {
     try {
-      req.principal = await services.credentials.resolve(req.headers.authorization);
+      req.principal = await services.credentials.resolve(authorizationHeader(req));
     } catch (error) {
       // Answered (401) by the rate-limit middleware once counted, so a 401 carries the limit headers too.
       req.principal = ANONYMOUS;
@@ -95,6 +100,7 @@ export async function createHttpApp(
   });
 
   app.use(rateLimitMiddleware(services.rateLimits));
+  app.use(requestPathGuard);
 
   // Stripe signs the exact bytes it sends, so its notifications are read raw, ahead of the JSON parser.
   app.post(
@@ -104,9 +110,9 @@ export async function createHttpApp(
   );
 
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
-  app.use(express.json({ limit: BODY_LIMIT }));
+  app.use(jsonBody(BODY_LIMIT));
 
-  app.use('/v1', v1Router(services));
+  app.use('/v1', restTextGuard, v1Router(services));
 
   const apollo = new ApolloServer<GraphQLContext>({
     schema: await getSchema(),
@@ -120,6 +126,7 @@ export async function createHttpApp(
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       complexityLimitPlugin(),
+      inputValuesPlugin(),
     ],
   });
   await apollo.start();
