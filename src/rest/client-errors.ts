@@ -47,28 +47,47 @@ export function clientErrorAnswer(error: ClientError): { status: number; message
 /**
  * `clientError` listener of the HTTP server: Node's own answers to requests it cannot parse have an
  * empty body; these carry the JSON envelope like every other error, then close the connection (the
- * parser cannot find the next request after an error). Nothing is written over a response already
- * under way on the connection, exactly as Node's default handler does.
+ * parser cannot find the next request after an error). When an earlier request of the same connection
+ * (pipelining) is still being answered, that answer is let finish first, so the two never interleave;
+ * an error in the body of the request being answered is that request's answer.
  */
 export function answerClientErrors(logger: Logger) {
   return (error: ClientError, socket: Duplex): void => {
-    // Node's own marker of the response in flight on this connection (what its default handler checks).
-    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
     const { status, message } = clientErrorAnswer(error);
     logger.info({ code: error.code, statusCode: status }, 'malformed request refused by the HTTP parser');
-    const body = JSON.stringify(envelope(status, message));
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Cache-Control: no-store\r\n' +
-        'Connection: close\r\n' +
-        `\r\n${body}`,
-      () => socket.destroy(),
-    );
+    const answer = (): void => {
+      if (!socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const body = JSON.stringify(envelope(status, message));
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+          'Content-Type: application/json; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+          'Cache-Control: no-store\r\n' +
+          'Connection: close\r\n' +
+          `\r\n${body}`,
+        () => socket.destroy(),
+      );
+    };
+    // Node's own marker of the response in flight on this connection (what its default handler checks).
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (!inFlight || inFlight.writableFinished) return answer();
+    if (!inFlight.req.complete) {
+      // The error is in the body of the request being answered: this answer is its answer, unless one
+      // has already started (then the connection can only be cut, as Node does).
+      if (inFlight.headersSent) socket.destroy();
+      else answer();
+      return;
+    }
+    inFlight.once('finish', answer);
+    inFlight.once('close', () => {
+      if (!inFlight.writableFinished) socket.destroy();
+    });
   };
 }
