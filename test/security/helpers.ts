@@ -38,9 +38,16 @@ export function rawRequest(
 ): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      `${server.url}${options.path}`,
-      // A repeated header is an array value: Node writes one line per item.
-      { method: options.method, headers: options.headers as http.OutgoingHttpHeaders, agent: false },
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        // Sent as written: no URL parsing, so no dot-segment removal or re-encoding.
+        path: options.path,
+        method: options.method,
+        // A repeated header is an array value: Node writes one line per item.
+        headers: options.headers as http.OutgoingHttpHeaders,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
