@@ -35,8 +35,9 @@ export const BODY_LIMIT = '100kb';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * The HTTP application: request id + log → unit of work → credentials → rate limit → body → routes (/v1,
- * /graphql) → error envelope. Returned with a `stop` that drains GraphQL; the caller owns the listening server.
+ * The HTTP application: request id + log → unit of work → credentials → rate limit → path and body checks
+ * (src/rest/request-guard.ts) → routes (/v1, /graphql) → error envelope. Returned with a `stop` that drains
+ * GraphQL; the caller owns the listening server.
  */
 export async function createHttpApp(
   deps: Deps,
@@ -92,7 +93,8 @@ export async function createHttpApp(
     try {
       req.principal = await services.credentials.resolve(authorizationHeader(req));
     } catch (error) {
-      // Answered (401) by the rate-limit middleware once counted, so a 401 carries the limit headers too.
+      // Answered (401, or 400 for two Authorization headers) by the rate-limit middleware once counted,
+      // so these answers carry the limit headers too.
       req.principal = ANONYMOUS;
       req.credentialError = error;
     }

@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { Response } from 'supertest';
+import { jsonNestingExceeds } from '../../src/core/validation.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { customerCount, envelopeOf, rawRequest } from './helpers.js';
@@ -340,5 +341,31 @@ describe('two Authorization headers', () => {
       headers: { Authorization: `Bearer ${app.apiKey}` },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('the nesting scan before parsing', () => {
+  /** Objects and arrays nested in a parsed value, counted the slow, obvious way. */
+  const depthOf = (value: unknown): number =>
+    typeof value === 'object' && value !== null ? 1 + Math.max(0, ...Object.values(value).map(depthOf)) : 0;
+
+  it('agrees with the depth of the parsed value, brackets and escapes inside strings included (property)', () => {
+    const text = fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', 'a', '\u0000', 'é') });
+    const value = fc.letrec<{ v: unknown }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'medium' },
+        text,
+        fc.integer(),
+        fc.array(tie('v'), { maxLength: 3 }),
+        fc.dictionary(text, tie('v'), { maxKeys: 3 }),
+      ),
+    })).v;
+    fc.assert(
+      fc.property(value, fc.integer({ min: 0, max: 6 }), (v, max) => {
+        const raw = Buffer.from(JSON.stringify(v), 'utf8');
+        expect(jsonNestingExceeds(raw, max)).toBe(depthOf(v) > max);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
