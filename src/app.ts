@@ -20,7 +20,13 @@ import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/payments/stripe-webhook.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { errorHandler, notFoundHandler } from './rest/error-envelope.js';
-import { authorizationHeader, jsonBody, requestPathGuard, restTextGuard } from './rest/request-guard.js';
+import {
+  authorizationHeader,
+  hostHeaderGuard,
+  jsonBody,
+  requestPathGuard,
+  restTextGuard,
+} from './rest/request-guard.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
 
@@ -102,7 +108,7 @@ export async function createHttpApp(
   });
 
   app.use(rateLimitMiddleware(services.rateLimits));
-  app.use(requestPathGuard);
+  app.use(hostHeaderGuard, requestPathGuard);
 
   // Stripe signs the exact bytes it sends, so its notifications are read raw, ahead of the JSON parser.
   app.post(

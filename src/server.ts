@@ -94,7 +94,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const services = createServices(deps);
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
-    const httpServer = createServer();
+    // Host is checked in the app (src/rest/request-guard.ts), whose 400 carries the error envelope.
+    const httpServer = createServer({ requireHostHeader: false });
     const { app, apollo } = await createHttpApp(deps, services, httpServer);
     httpServer.on('request', app);
     httpServer.on('clientError', answerClientErrors(logger));

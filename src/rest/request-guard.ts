@@ -61,16 +61,34 @@ export const restTextGuard: RequestHandler = (req, _res, next) => {
   next(problem ? new ValidationError(describeInputProblem(problem)) : undefined);
 };
 
+/** How many times a header was sent (Node keeps only the first of most repeated headers). */
+function headerCount(req: Request, name: string): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]!.toLowerCase() === name) count++;
+  }
+  return count;
+}
+
 /**
  * The one `Authorization` header of a request. Node keeps only the first of several, so a request
  * carrying two would be judged by one credential while a proxy or log may have read the other: such a
  * request is refused rather than guessed at.
  */
 export function authorizationHeader(req: Request): string | undefined {
-  let count = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i]!.toLowerCase() === 'authorization') count++;
+  if (headerCount(req, 'authorization') > 1) {
+    throw new ValidationError('Authorization header must be sent at most once');
   }
-  if (count > 1) throw new ValidationError('Authorization header must be sent at most once');
   return req.headers.authorization;
 }
+
+/**
+ * RFC 9112 §3.2: an HTTP/1.1 request without a Host header, or with several, is a 400. Node's own
+ * check answers with an empty body, so the server turns it off (src/server.ts) and this one answers.
+ */
+export const hostHeaderGuard: RequestHandler = (req, _res, next) => {
+  const count = headerCount(req, 'host');
+  if (count > 1) return next(new ValidationError('Host header must be sent once'));
+  if (count === 0 && req.httpVersion === '1.1') return next(new ValidationError('Host header is required'));
+  next();
+};
