@@ -77,7 +77,10 @@ export function answerClientErrors(logger: Logger) {
     };
     // Node's own marker of the response in flight on this connection (what its default handler checks).
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (!inFlight || inFlight.writableFinished) return answer();
+    if (!inFlight || inFlight.writableFinished) {
+      answer();
+      return;
+    }
     if (!inFlight.req.complete) {
       // The error is in the body of the request being answered: this answer is its answer, unless one
       // has already started (then the connection can only be cut, as Node does).
