@@ -9,10 +9,12 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { pinoHttp } from 'pino-http';
 import { redactUrl } from './core/logger.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
+import { shareConnectionsPerRequest, withConnectionShare } from './graphql/connection-share.js';
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
+import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { getSchema } from './graphql/schema.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
@@ -108,26 +110,37 @@ export async function createHttpApp(
 
   app.use('/v1', v1Router(services));
 
+  const limits = deps.config.graphqlLimits;
+  // Without introspection the schema is not public, so errors must not hint at it either.
+  const hideSuggestions = !deps.config.graphql.introspection;
   const apollo = new ApolloServer<GraphQLContext>({
     schema: await getSchema(),
     introspection: deps.config.graphql.introspection,
-    formatError: createFormatError(deps.logger),
+    formatError: createFormatError(deps.logger, { hideSuggestions }),
     includeStacktraceInErrorResponses: false,
     // The process owns signal handling (src/main.ts): drain HTTP first, then stop the database.
     stopOnTerminationSignals: false,
-    validationRules: [depthLimitRule()],
+    validationRules: [depthLimitRule(limits.maxDepth)],
+    validationOptions: { hideSuggestions },
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
-      complexityLimitPlugin(),
+      complexityLimitPlugin<GraphQLContext>((context) => budgetOf(limits, context.principal)),
     ],
   });
   await apollo.start();
+  await shareConnectionsPerRequest(deps.orm);
+  const graphql = expressMiddleware(apollo, {
+    context: async ({ req }) => createGraphQLContext(req, services, deps.orm),
+  });
+  // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
+  // Apollo with a capped share of the connection pool.
   app.use(
     '/graphql',
-    expressMiddleware(apollo, {
-      context: async ({ req }) => createGraphQLContext(req, services, deps.orm),
-    }),
+    documentLimits(limits),
+    concurrencyLimit(limits, (req, res, next) =>
+      withConnectionShare(limits.maxConnectionsPerRequest, () => graphql(req, res, next)),
+    ),
   );
 
   app.use(notFoundHandler);
