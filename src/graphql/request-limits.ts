@@ -10,10 +10,19 @@ export function budgetOf(limits: GraphQLLimits, principal: Principal | undefined
   return !principal || principal.kind === 'anonymous' ? limits.anonymous : limits.authenticated;
 }
 
-/** The document text of a GraphQL request over HTTP (POST body or GET query string), if there is one. */
+/**
+ * The document Apollo will read from the request: the body's `query`, or for GET the first `query`
+ * parameter of the URL, read as Apollo reads it (a repeated parameter must not slip past as an array).
+ */
 function documentOf(req: Request): string | undefined {
-  const source = req.method === 'GET' ? req.query : req.body;
-  const query = source && typeof source === 'object' ? (source as { query?: unknown }).query : undefined;
+  if (req.method === 'GET') {
+    const search = req.url.indexOf('?');
+    return search < 0
+      ? undefined
+      : (new URLSearchParams(req.url.slice(search + 1)).get('query') ?? undefined);
+  }
+  const body: unknown = req.body;
+  const query = body && typeof body === 'object' ? (body as { query?: unknown }).query : undefined;
   return typeof query === 'string' ? query : undefined;
 }
 

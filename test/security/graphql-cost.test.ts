@@ -168,6 +168,17 @@ describe('GraphQL document caps', () => {
     expect(res.body).toEqual(
       refusal('QUERY_TOO_LARGE', 'Query is too large: 8193 bytes exceed the maximum of 8192'),
     );
+    // A repeated parameter is read as Apollo reads it (the first), not skipped as an array.
+    const repeated = await server.http
+      .get(
+        `/graphql?query=${encodeURIComponent(paddedTo(8193))}&query=${encodeURIComponent('{ __typename }')}`,
+      )
+      .set('accept', 'application/json')
+      .set('apollo-require-preflight', 'true');
+    expect(repeated.status).toBe(400);
+    expect(repeated.body).toEqual(
+      refusal('QUERY_TOO_LARGE', 'Query is too large: 8193 bytes exceed the maximum of 8192'),
+    );
   });
 
   it('refuses too many aliases: 10 anonymous, 30 with a credential', async () => {
