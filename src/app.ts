@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
@@ -125,6 +128,19 @@ export async function createHttpApp(
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
+      // Apollo's cache-control plugin hooks the resolution of every field (a wrapper per scalar of every
+      // row), only to conclude what is always true here, since no field declares a cache hint: the
+      // answer must not be stored. That conclusion is set directly instead.
+      ApolloServerPluginCacheControlDisabled(),
+      {
+        async requestDidStart() {
+          return {
+            async willSendResponse({ response }) {
+              response.http.headers.set('cache-control', 'no-store');
+            },
+          };
+        },
+      },
       complexityLimitPlugin<GraphQLContext>((context) => budgetOf(limits, context.principal)),
     ],
   });

@@ -28,6 +28,7 @@ function documentOf(req: Request): string | undefined {
 
 /** The answer GraphQL itself gives to a request it refuses before execution (what Apollo sends). */
 function refuse(res: Response, code: string, message: string): void {
+  res.setHeader('Cache-Control', 'no-store');
   res.status(400).json({ errors: [{ message, extensions: { code, statusCode: 400 } }] });
 }
 

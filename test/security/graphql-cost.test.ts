@@ -158,6 +158,18 @@ describe('GraphQL document caps', () => {
     );
   });
 
+  it('marks every GraphQL answer as not to be stored, refusals included', async () => {
+    const answered = await server.http.post('/graphql').send({ query: '{ __typename }' });
+    expect(answered.status).toBe(200);
+    expect(answered.headers['cache-control']).toBe('no-store');
+    const invalid = await server.http.post('/graphql').send({ query: '{ nope }' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers['cache-control']).toBe('no-store');
+    const tooLarge = await server.http.post('/graphql').send({ query: paddedTo(8193) });
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.headers['cache-control']).toBe('no-store');
+  });
+
   it('applies the caps to GET requests too', async () => {
     const res = await server.http
       .get('/graphql')
