@@ -139,6 +139,8 @@ async function serveTollgate() {
     DATA_DIR: dataDir,
     STRIPE_EMULATOR_PORT: String(await freePort()),
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    // GRAPHQL_* settings from the bench's environment reach the server, to compare limits.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('GRAPHQL_'))),
     ...JSON.parse(process.env.BENCH_TOLLGATE_ENV),
   });
   const server = await startServer(config, { seedDemo: false });

@@ -118,7 +118,7 @@ const envSchema = z.object({
   GRAPHQL_ANONYMOUS_MAX_COMPLEXITY: positive.default(1000),
   GRAPHQL_MAX_RESOLVER_CALLS: positive.default(20),
   GRAPHQL_ANONYMOUS_MAX_RESOLVER_CALLS: positive.default(5),
-  GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL: positive.default(4),
+  GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL: positive.default(2),
   GRAPHQL_MAX_QUEUED_PER_CREDENTIAL: z.coerce.number().int().min(0).default(32),
   GRAPHQL_QUEUE_TIMEOUT_MS: positive.default(5000),
   GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: positive.default(2),
