@@ -15,7 +15,7 @@
  * exceeds 3x the idle median p99, or B got anything but 200.
  *
  *   node bench/graphql-fairness.js   # BENCH_DURATION=8 BENCH_ROUNDS=3 BENCH_A_CONNECTIONS=20
- *                                    # BENCH_B_RATE=50 BENCH_CUSTOMERS=500
+ *                                    # BENCH_B_RATE=50 BENCH_CUSTOMERS=500 [BENCH_A_RATE=documents/s]
  */
 import {
   createApp,
@@ -32,6 +32,8 @@ import {
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const A_CONNECTIONS = Number(process.env.BENCH_A_CONNECTIONS ?? 20);
+/** Optional: app A's documents per second (default: as fast as they are answered). */
+const A_RATE = process.env.BENCH_A_RATE ? Number(process.env.BENCH_A_RATE) : undefined;
 const B_RATE = Number(process.env.BENCH_B_RATE ?? 50);
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 500);
 const TARGET_RATIO = 3;
@@ -110,6 +112,7 @@ await withScratchDatabase('tollgate_bench_fairness', async (databaseUrl) => {
       const flood = loadInChild({
         url: tollgate.url,
         connections: A_CONNECTIONS,
+        ...(A_RATE ? { overallRate: A_RATE } : {}),
         duration: DURATION,
         requests: A_DOCUMENTS.map((query) => ({
           method: 'POST',
