@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
@@ -12,11 +15,13 @@ import { databaseReady } from './core/db.js';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { redactUrl } from './core/logger.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
+import { shareConnectionsPerRequest, withConnectionShare } from './graphql/connection-share.js';
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
 import { inputValuesPlugin } from './graphql/input-values.js';
+import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { getSchema } from './graphql/schema.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
@@ -142,32 +147,56 @@ export async function createHttpApp(
   // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
   // by the request's own logger: the context object plugins see is not always the one built here.
   const responses = new WeakMap<GraphQLContext['log'], Response>();
+  const limits = deps.config.graphqlLimits;
+  // Without introspection the schema is not public, so errors must not hint at it either.
+  const hideSuggestions = !deps.config.graphql.introspection;
   const apollo = new ApolloServer<GraphQLContext>({
     schema: await getSchema(),
     introspection: deps.config.graphql.introspection,
-    formatError: createFormatError(deps.logger),
+    formatError: createFormatError(deps.logger, { hideSuggestions }),
     includeStacktraceInErrorResponses: false,
     // The process owns signal handling (src/main.ts): drain HTTP first, then stop the database.
     stopOnTerminationSignals: false,
-    validationRules: [depthLimitRule()],
+    validationRules: [depthLimitRule(limits.maxDepth)],
+    validationOptions: { hideSuggestions },
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
-      complexityLimitPlugin(),
+      // Apollo's cache-control plugin hooks the resolution of every field (a wrapper per scalar of every
+      // row), only to conclude what is always true here, since no field declares a cache hint: the
+      // answer must not be stored. That conclusion is set directly instead.
+      ApolloServerPluginCacheControlDisabled(),
+      {
+        async requestDidStart() {
+          return {
+            async willSendResponse({ response }) {
+              response.http.headers.set('cache-control', 'no-store');
+            },
+          };
+        },
+      },
+      complexityLimitPlugin<GraphQLContext>((context) => budgetOf(limits, context.principal)),
       inputValuesPlugin(),
       outageLogPlugin(responses),
     ],
   });
   await apollo.start();
+  await shareConnectionsPerRequest(deps.orm);
+  const graphql = expressMiddleware(apollo, {
+    context: async ({ req, res }) => {
+      const context = createGraphQLContext(req, services, deps.orm);
+      responses.set(context.log, res);
+      return context;
+    },
+  });
+  // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
+  // Apollo with a capped share of the connection pool.
   app.use(
     '/graphql',
-    expressMiddleware(apollo, {
-      context: async ({ req, res }) => {
-        const context = createGraphQLContext(req, services, deps.orm);
-        responses.set(context.log, res);
-        return context;
-      },
-    }),
+    documentLimits(limits),
+    concurrencyLimit(limits, (req, res, next) =>
+      withConnectionShare(limits.maxConnectionsPerRequest, () => graphql(req, res, next)),
+    ),
   );
 
   app.use(notFoundHandler);
