@@ -18,34 +18,37 @@ const installed = new WeakSet<Pool>();
  * statement (or once per transaction) and `release()` after it; the pool is the one place every path
  * goes through. So the pool's `connect` is wrapped: inside a GraphQL request (known through
  * AsyncLocalStorage, which follows the resolvers' promises and dataloader batches) a checkout first takes
- * one of the request's turns and gives it back on release. Outside a request nothing changes.
- * A request cannot deadlock on its own turns: MikroORM never holds a connection while it asks for
- * another (a transaction runs every statement on the connection it holds).
+ * one of the request's turns, and the pool's own `release` event gives it back. The client's `release`
+ * is left alone: the database layer's client already owns it (it gives itself back to the pool after a
+ * client-side timeout), and a second wrapper there would keep the connection from ever returning.
+ * Outside a request nothing changes. A request cannot deadlock on its own turns: MikroORM never holds a
+ * connection while it asks for another (a transaction runs every statement on the connection it holds).
  */
 export async function shareConnectionsPerRequest(orm: MikroORM): Promise<void> {
   const pool = (await orm.em.getConnection().getNativeClient()) as Pool;
   if (installed.has(pool)) return;
   installed.add(pool);
+  /** Which request's turn each checked-out client holds. */
+  const holders = new WeakMap<PoolClient, Turns>();
+  pool.on('release', (_error: Error | undefined, client: PoolClient) => {
+    const turns = holders.get(client);
+    if (!turns) return;
+    holders.delete(client);
+    turns.give();
+  });
   const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
   const gated = async (): Promise<PoolClient> => {
     const turns = currentRequest.getStore();
     if (!turns) return connect();
     await turns.take();
-    let client: PoolClient;
     try {
-      client = await connect();
+      const client = await connect();
+      holders.set(client, turns);
+      return client;
     } catch (error) {
       turns.give();
       throw error;
     }
-    const release = client.release;
-    client.release = (err?: Error | boolean) => {
-      // pg assigns a fresh `release` at each checkout; this one gives the turn back exactly once.
-      client.release = release;
-      turns.give();
-      return release.call(client, err);
-    };
-    return client;
   };
   pool.connect = gated as Pool['connect'];
 }
