@@ -187,6 +187,11 @@ export async function migrate(orm: Orm): Promise<string[]> {
   return applied.map((m) => m.name);
 }
 
+/** The `pg` pool under the ORM: every statement MikroORM runs checks a connection out of it. */
+export async function connectionPool(orm: Orm): Promise<pg.Pool> {
+  return (await orm.em.getConnection().getNativeClient()) as pg.Pool;
+}
+
 /** Runs `fn` in a fresh unit of work (an EntityManager fork), as every HTTP request does. */
 export function withContext<T>(orm: Orm, fn: () => Promise<T>): Promise<T> {
   return RequestContext.create(orm.em, fn);

@@ -11,7 +11,7 @@ import { InvoicesResolver } from './modules/invoices/invoices.resolver.js';
 import { OrganizationsResolver } from './modules/organizations/organizations.resolver.js';
 import { PlansResolver } from './modules/plans/plans.resolver.js';
 import { FIELD_LIMITS } from './modules/rate-limits/field-limits.js';
-import { FieldRateLimits } from './modules/rate-limits/field-rate-limit.middleware.js';
+import { applyFieldRateLimits, FieldRateLimiter } from './modules/rate-limits/field-rate-limit.middleware.js';
 import { CustomerSubscriptionsResolver } from './modules/subscriptions/customer-subscriptions.resolver.js';
 import { SubscriptionLifecycleResolver } from './modules/subscriptions/subscription-lifecycle.resolver.js';
 import { SubscriptionsResolver } from './modules/subscriptions/subscriptions.resolver.js';
@@ -34,7 +34,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
 ];
 
 /**
- * One server's resolvers (and the field rate-limit middleware), each built once with only the services
+ * One server's resolvers (and its field rate limiter), each built once with only the services
  * it uses. type-graphql asks this container for an instance whenever a field of that class resolves.
  */
 export function createResolverContainer(services: Services): ContainerType {
@@ -51,7 +51,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [SubscriptionLifecycleResolver, new SubscriptionLifecycleResolver(services.subscriptionLifecycle)],
     [PlansResolver, new PlansResolver(services.plans)],
     [SubscriptionsResolver, new SubscriptionsResolver(services.subscriptions)],
-    [FieldRateLimits, new FieldRateLimits(services.rateLimits, FIELD_LIMITS)],
+    [FieldRateLimiter, new FieldRateLimiter(services.rateLimits)],
   ]);
   return {
     get(someClass: { name?: string }) {
@@ -73,8 +73,7 @@ export function getSchema(): Promise<GraphQLSchema> {
   cached ??= buildSchema({
     resolvers: RESOLVERS,
     validate: false,
-    globalMiddlewares: [FieldRateLimits],
     container: ({ context }: { context: GraphQLContext }) => context.resolvers,
-  });
+  }).then((schema) => applyFieldRateLimits(schema, FIELD_LIMITS));
   return cached;
 }

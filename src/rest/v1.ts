@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
@@ -13,12 +14,18 @@ import type { Services } from '../services.js';
  * the JSON parser, because Stripe's signature covers the raw body.
  */
 export function v1Router(services: Services): Router {
-  const router = Router();
-  router.use(authRouter(services.magicLinks, services.sessions));
-  router.use(checkoutRouter(services.checkout));
-  router.use(customersRouter(services.customers));
-  router.use(entitlementsRouter(services.entitlements));
-  router.use(subscriptionLifecycleRouter(services.subscriptionLifecycle));
-  router.use(subscriptionsRouter(services.subscriptions));
+  const router = strictRouter();
+  for (const module of [
+    authRouter(services.magicLinks, services.sessions),
+    checkoutRouter(services.checkout),
+    customersRouter(services.customers),
+    entitlementsRouter(services.entitlements),
+    subscriptionLifecycleRouter(services.subscriptionLifecycle),
+    subscriptionsRouter(services.subscriptions),
+  ]) {
+    // A lenient router would let another spelling of its paths dodge per-path rate limits.
+    if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');
+    router.use(module);
+  }
   return router;
 }

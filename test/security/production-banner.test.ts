@@ -39,18 +39,12 @@ async function dataDir(): Promise<string> {
 async function serve(env: Record<string, string | undefined>): Promise<{ proc: Cli; base: string }> {
   const proc = startCli(['serve'], { PORT: '0', STRIPE_EMULATOR_PORT: '0', ...env });
   started.push(proc);
-  const base = await eventually(
-    () => {
-      if (proc.child.exitCode !== null) throw new Error(`serve exited: ${proc.output.stderr}`);
-      return /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1];
-    },
-    { what: 'the banner', timeoutMs: 20_000 },
-  );
-  // The banner is written whole; wait for its closing blank line before reading it.
-  await eventually(() => (/\n\n$/.test(proc.output.stdout) ? true : undefined), {
-    what: "the banner's closing blank line",
-    timeoutMs: 20_000,
+  const base = await eventually(() => {
+    if (proc.child.exitCode !== null) throw new Error(`serve exited: ${proc.output.stderr}`);
+    return /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1];
   });
+  // The banner is written whole; wait for its closing blank line before reading it.
+  await eventually(() => (/\n\n$/.test(proc.output.stdout) ? true : undefined));
   return { proc, base };
 }
 

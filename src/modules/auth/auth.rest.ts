@@ -1,4 +1,5 @@
-import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
+import { strictRouter } from '../../infra/strict-router.js';
 import { presentSession, presentVerifyResult } from './auth.presenter.js';
 import type { MagicLinksService } from './magic-links.service.js';
 import type { SessionsService } from './sessions.service.js';
@@ -15,7 +16,7 @@ function noStore(_req: Request, res: Response, next: NextFunction): void {
 
 /** `/v1/apps/:appId/auth/…`: customer login by magic link, and the session lookup. */
 export function authRouter(magicLinks: MagicLinksService, sessions: SessionsService): Router {
-  const router = Router();
+  const router = strictRouter();
   router.use('/apps/:appId/auth', noStore);
 
   router.post('/apps/:appId/auth/magic-link', async (req, res) => {

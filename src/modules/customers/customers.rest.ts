@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { strictRouter } from '../../infra/strict-router.js';
 import { presentCustomer, presentCustomerList } from './customer.presenter.js';
 import type { CustomersService } from './customers.service.js';
 
 /** `/v1/customers…`: parse → CustomersService → presenter. */
 export function customersRouter(customers: CustomersService): Router {
-  const router = Router();
+  const router = strictRouter();
 
   router.get('/customers', async (req, res) => {
     const page = await customers.listCustomers(req.principal, req.query);

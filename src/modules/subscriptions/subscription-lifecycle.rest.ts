@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { strictRouter } from '../../infra/strict-router.js';
 import { presentSubscription } from './subscription.presenter.js';
 import type { SubscriptionLifecycleService } from './subscription-lifecycle.service.js';
 
 /** `POST /v1/subscriptions/:id/{cancel,pause,resume}`: parse → SubscriptionLifecycleService → presenter. */
 export function subscriptionLifecycleRouter(lifecycle: SubscriptionLifecycleService): Router {
-  const router = Router();
+  const router = strictRouter();
 
   router.post('/subscriptions/:id/cancel', async (req, res) => {
     res.json(presentSubscription(await lifecycle.cancelSubscription(req.principal, req.params.id, req.body)));
