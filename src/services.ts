@@ -67,7 +67,7 @@ export function createServices(deps: Deps): Services {
     connectTimeoutMs: deps.config.database.connectTimeoutMs,
   });
   const entitlements = new EntitlementsService(deps.orm, changes);
-  const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
+  const sessions = new SessionsService(deps.orm, deps.clock, entitlements, changes);
   return {
     apps: new AppsService(deps.orm),
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),

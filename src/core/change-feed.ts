@@ -3,7 +3,8 @@ import type { Logger } from './logger.js';
 
 /**
  * The channel every change trigger notifies (see modules/entitlements/entitlements-notify.ts). Triggers on
- * `subscription`, `plan`, `session` and `organization_member` send it from the writing transaction, so a
+ * `subscription`, `plan`, `session`, `api_key`, `customer` and
+ * `organization_member` send it from the writing transaction, so a
  * notice reaches every instance exactly when the change commits, and never for a rollback.
  */
 export const CHANGES_CHANNEL = 'tollgate_changes';
@@ -33,6 +34,8 @@ export type Change =
     }
   | { readonly t: 'plan'; readonly app: string }
   | { readonly t: 'session'; readonly id: string }
+  | { readonly t: 'apiKey'; readonly id: string }
+  | { readonly t: 'customer'; readonly id: string }
   | { readonly t: 'member'; readonly organization: string; readonly customer: string };
 
 export interface ChangeListener {

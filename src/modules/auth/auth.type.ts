@@ -1,9 +1,9 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
-import type { Customer, Metadata } from '../customers/customer.entity.js';
+import type { Metadata } from '../customers/customer.entity.js';
 import { EntitlementsType } from '../entitlements/entitlement.type.js';
 import type { VerifiedLogin } from './magic-links.service.js';
-import type { SessionView } from './sessions.service.js';
+import type { SessionCustomer, SessionView } from './sessions.service.js';
 
 @ObjectType('SessionCustomer', { description: 'The customer a session stands for' })
 export class SessionCustomerType {
@@ -16,7 +16,7 @@ export class SessionCustomerType {
   @Field(() => GraphQLJSONObject)
   metadata!: Metadata;
 
-  static from(customer: Customer): SessionCustomerType {
+  static from(customer: SessionCustomer): SessionCustomerType {
     return Object.assign(new SessionCustomerType(), {
       id: customer.id,
       email: customer.email,

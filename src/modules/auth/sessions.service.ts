@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import type { Clock } from '../../core/clock.js';
 import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -7,7 +8,7 @@ import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/token
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
 import { appIdSchema } from '../apps/apps.schemas.js';
-import { Customer } from '../customers/customer.entity.js';
+import { Customer, type Metadata } from '../customers/customer.entity.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import { Session } from './session.entity.js';
 
@@ -24,9 +25,17 @@ export interface IssuedSession {
   readonly session: Session;
 }
 
+/** The customer as a session shows it. */
+export interface SessionCustomer {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string | null;
+  readonly metadata: Metadata;
+}
+
 /** What a session token stands for: the interface's Session object, before presentation. */
 export interface SessionView {
-  readonly customer: Customer;
+  readonly customer: SessionCustomer;
   readonly entitlements: Entitlements;
   readonly organizationId?: string;
   readonly orgRole?: OrgRole;
@@ -37,11 +46,22 @@ export interface SessionView {
  * Principal is CredentialsService's job; this service owns the rows.
  */
 export class SessionsService {
+  /**
+   * Customers as sessions show them, so describing a session needs no query of its own (its credential
+   * and entitlements are cached too). Exact across instances: a customer change drops it when it commits.
+   */
+  readonly #customers: FeedCache<SessionCustomer>;
+
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly entitlements: EntitlementsService,
-  ) {}
+    changes: ChangeFeed,
+  ) {
+    this.#customers = new FeedCache(changes, (change) =>
+      change.t === 'customer' ? [`customer:${change.id}`] : [],
+    );
+  }
 
   /**
    * Issues a session for a customer of an app (optionally in an organization context), valid for the
@@ -71,26 +91,39 @@ export class SessionsService {
    * organization's after a switch). An API key → 403; a session token of another app → 401.
    */
   async getSession(principal: Principal, appId: string): Promise<SessionView> {
-    const app = await this.appOrFail(appId);
+    const id = parseInput(appIdSchema, appId);
+    // A live session of this very app proves the app exists (deleting an app deletes its sessions).
+    const ownApp = principal.kind === 'session' && principal.appId === id;
+    if (!ownApp) await this.appOrFail(id);
     const session = requireSession(principal);
-    if (session.appId !== app.id)
-      throw new UnauthorizedError('The session token does not belong to this app');
-    const customer = await this.orm.em.findOneOrFail(Customer, { id: session.customerId, app: app.id });
+    if (session.appId !== id) throw new UnauthorizedError('The session token does not belong to this app');
+    const customer = await this.#customers.get(
+      session.customerId,
+      () => this.loadCustomer(id, session.customerId),
+      (c) => [`customer:${c.id}`],
+    );
     if (session.organizationId !== undefined) {
       return {
         customer,
-        entitlements: await this.entitlements.resolve({
-          appId: app.id,
-          organizationId: session.organizationId,
-        }),
+        entitlements: await this.entitlements.resolve({ appId: id, organizationId: session.organizationId }),
         organizationId: session.organizationId,
         orgRole: session.orgRole,
       };
     }
     return {
       customer,
-      entitlements: await this.entitlements.resolve({ appId: app.id, customerId: customer.id }),
+      entitlements: await this.entitlements.resolve({ appId: id, customerId: customer.id }),
     };
+  }
+
+  private async loadCustomer(appId: string, customerId: string): Promise<SessionCustomer> {
+    const customer = await this.orm.em.findOneOrFail(Customer, { id: customerId, app: appId });
+    return Object.freeze({
+      id: customer.id,
+      email: customer.email,
+      name: customer.name,
+      metadata: Object.freeze({ ...customer.metadata }),
+    });
   }
 
   /** Ends the calling session at once (logout); its token is refused from now on. */
@@ -103,7 +136,7 @@ export class SessionsService {
   }
 
   private async appOrFail(appId: string): Promise<App> {
-    const app = await this.orm.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    const app = await this.orm.em.findOne(App, { id: appId });
     if (!app) throw new NotFoundError('App', appId);
     return app;
   }
