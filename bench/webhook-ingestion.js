@@ -51,6 +51,8 @@ else if (mode === '--serve-baseline') await serveBaseline(process.argv[3]);
 else await main();
 
 async function main() {
+  // Signals end the process without its 'exit' event, which is what stops the child processes.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
   const { createScratchDatabase, dropDatabase } = await import(dist('core/database-admin.js'));
   const name = `tollgate_bench_${process.pid}_${Date.now()}`;
   const url = await createScratchDatabase(SERVER_URL, name);
@@ -381,6 +383,9 @@ async function start(kind, url) {
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
         : [],
   });
+  // A bench stopped early (Ctrl-C, a closed pipe) must not leave its servers running.
+  const orphan = () => child.kill('SIGKILL');
+  process.once('exit', orphan);
   const target = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`${kind} server exited (${code}) before listening`)));
@@ -389,6 +394,7 @@ async function start(kind, url) {
     kind,
     target,
     stop: async () => {
+      process.removeListener('exit', orphan);
       child.kill('SIGTERM');
       await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
     },

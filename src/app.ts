@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
@@ -139,6 +142,9 @@ export async function createHttpApp(
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
+      // No field carries a cache hint, so every answer is `no-store` (set below); Apollo's default plugin
+      // would otherwise instrument every field of every operation just to reach that same answer.
+      ApolloServerPluginCacheControlDisabled(),
       complexityLimitPlugin(),
       outageLogPlugin(responses),
     ],
@@ -146,6 +152,10 @@ export async function createHttpApp(
   await apollo.start();
   app.use(
     '/graphql',
+    (_req: Request, res: Response, next: NextFunction) => {
+      res.setHeader('Cache-Control', 'no-store');
+      next();
+    },
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const context = createGraphQLContext(req, services, deps.orm);

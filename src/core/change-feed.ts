@@ -251,14 +251,19 @@ export class FeedCache<V> implements ChangeListener {
     feed.listen(this);
   }
 
-  /** The cached value for `key`, else `load()`'s result, stored when `keep` says so and it is safe to. */
+  /**
+   * The cached value for `key`, else `load()`'s result, stored when `keep` says so and it is safe to.
+   * `synced` is the answer of a `feed.synced()` the caller made since its request began: one barrier
+   * serves every cache a request reads (each would otherwise wait for a round trip of its own).
+   */
   async get(
     key: string,
     load: () => Promise<V>,
     tags: (value: V) => readonly string[],
     keep: (value: V) => boolean = () => true,
+    synced?: boolean,
   ): Promise<V> {
-    if (!(await this.feed.synced())) return load();
+    if (!(synced ?? (await this.feed.synced()))) return load();
     const hit = this.#entries.get(key);
     if (hit) return hit.value;
     const version = this.feed.version;

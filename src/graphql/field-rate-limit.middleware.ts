@@ -1,25 +1,31 @@
-import type { GraphQLResolveInfo } from 'graphql';
-import type { MiddlewareFn } from 'type-graphql';
+import { defaultFieldResolver, type GraphQLFieldMap, type GraphQLSchema } from 'graphql';
 import type { FieldLimit } from '../modules/rate-limits/rate-limits.service.js';
 import type { GraphQLContext } from './context.js';
 
-function isRootField(info: GraphQLResolveInfo): boolean {
-  return info.parentType === info.schema.getMutationType() || info.parentType === info.schema.getQueryType();
-}
-
 /**
- * Applies per-field budgets by root field name (graphql-rate-limit, on the shared rate-limit store).
- * Registered once as a global middleware, so resolvers need no decorator to be limited.
+ * Applies per-field budgets by root field name (graphql-rate-limit, on the shared rate-limit store):
+ * each Query or Mutation field named in `limits` is wrapped once, when the schema is built, so resolvers
+ * need no decorator to be limited. Only those fields are wrapped: a type-graphql global middleware
+ * would run for every field of every answer (each scalar of each object), on the hottest paths too.
  */
-export function fieldRateLimits(limits: Readonly<Record<string, FieldLimit>>): MiddlewareFn<GraphQLContext> {
-  return async ({ args, info, context }, next) => {
-    const limit = Object.hasOwn(limits, info.fieldName) ? limits[info.fieldName] : undefined;
-    if (limit && isRootField(info)) {
-      await context.services.rateLimits.consumeField(
-        { args, info, rateLimitSubject: context.rateLimitSubject },
-        limit,
-      );
+export function applyFieldRateLimits(
+  schema: GraphQLSchema,
+  limits: Readonly<Record<string, FieldLimit>>,
+): GraphQLSchema {
+  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
+    const fields: GraphQLFieldMap<unknown, GraphQLContext> = root?.getFields() ?? {};
+    for (const [name, field] of Object.entries(fields)) {
+      if (!Object.hasOwn(limits, name)) continue;
+      const limit = limits[name]!;
+      const resolve = field.resolve ?? defaultFieldResolver;
+      field.resolve = async (source, args, context, info) => {
+        await context.services.rateLimits.consumeField(
+          { args, info, rateLimitSubject: context.rateLimitSubject },
+          limit,
+        );
+        return resolve(source, args, context, info);
+      };
     }
-    return next();
-  };
+  }
+  return schema;
 }

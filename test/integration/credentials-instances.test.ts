@@ -78,6 +78,18 @@ describe('credential caches across instances', () => {
     expect((await checkWithKey(a, other.apiKey, otherCustomer)).status).toBe(401);
   });
 
+  it('answers 404 at once on both for a customer deleted after an API key asked about it', async () => {
+    const { appId, apiKey } = await a.createApp();
+    const customerId = await new Fixtures(a, appId).customer();
+    await prime((server) => checkWithKey(server, apiKey, customerId));
+    await sql('delete from customer where id = ?', [customerId]);
+    for (const server of [b, a]) {
+      const res = await checkWithKey(server, apiKey, customerId);
+      expect(res.status).toBe(404);
+      expect(res.body.message).toContain(customerId);
+    }
+  });
+
   it('writes a busy key’s lastUsedAt once, not once per request', async () => {
     const { appId, apiKey } = await a.createApp();
     const customerId = await new Fixtures(a, appId).customer();

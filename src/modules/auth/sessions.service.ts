@@ -56,7 +56,7 @@ export class SessionsService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly entitlements: EntitlementsService,
-    changes: ChangeFeed,
+    private readonly changes: ChangeFeed,
   ) {
     this.#customers = new FeedCache(changes, (change) =>
       change.t === 'customer' ? [`customer:${change.id}`] : [],
@@ -97,22 +97,29 @@ export class SessionsService {
     if (!ownApp) await this.appOrFail(id);
     const session = requireSession(principal);
     if (session.appId !== id) throw new UnauthorizedError('The session token does not belong to this app');
+    // One change-feed barrier for both cached lookups (customer, entitlements) of the request.
+    const synced = await this.changes.synced();
     const customer = await this.#customers.get(
       session.customerId,
       () => this.loadCustomer(id, session.customerId),
       (c) => [`customer:${c.id}`],
+      undefined,
+      synced,
     );
     if (session.organizationId !== undefined) {
       return {
         customer,
-        entitlements: await this.entitlements.resolve({ appId: id, organizationId: session.organizationId }),
+        entitlements: await this.entitlements.resolve(
+          { appId: id, organizationId: session.organizationId },
+          synced,
+        ),
         organizationId: session.organizationId,
         orgRole: session.orgRole,
       };
     }
     return {
       customer,
-      entitlements: await this.entitlements.resolve({ appId: id, customerId: customer.id }),
+      entitlements: await this.entitlements.resolve({ appId: id, customerId: customer.id }, synced),
     };
   }
 
