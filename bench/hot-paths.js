@@ -53,7 +53,7 @@ async function main() {
   try {
     const seeded = await seed(url);
     console.log(
-      `seeded ${CUSTOMERS} customers (every other one on Pro), a session each, one API key; ` +
+      `seeded ${CUSTOMERS} customers (every other one on Pro), a session each, an API key per connection; ` +
         `autocannon ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds × ${DURATION} s per path, loopback`,
     );
     console.log(`load before: ${loadavg()}\n`);
@@ -177,12 +177,16 @@ async function seed(url) {
            from unnest($1::text[]) with ordinality as t(h, i0), lateral (select i0 - 1 as i) x`,
       [tokens.map((t) => hashSecret(t))],
     );
-    const apiKey = randomSecret(API_KEY_PREFIX);
-    await client.query(
-      `insert into api_key (id, app_id, key_hash, prefix) values ('key_bench', 'app_bench', $1, $2)`,
-      [hashSecret(apiKey), apiKey.slice(0, 12)],
-    );
-    return { appId: 'app_bench', tokens, apiKey, customers: tokens.map((_, i) => `cus_bench_${i}`) };
+    // One key per connection, as separate API clients would have: GraphQL gives each credential only a
+    // few concurrent requests (GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL), which one shared key would measure.
+    const apiKeys = Array.from({ length: CONNECTIONS }, () => randomSecret(API_KEY_PREFIX));
+    for (const [i, apiKey] of apiKeys.entries()) {
+      await client.query(
+        `insert into api_key (id, app_id, key_hash, prefix) values ($1, 'app_bench', $2, $3)`,
+        [`key_bench_${i}`, hashSecret(apiKey), apiKey.slice(0, 12)],
+      );
+    }
+    return { appId: 'app_bench', tokens, apiKeys, customers: tokens.map((_, i) => `cus_bench_${i}`) };
   } finally {
     await client.end();
   }
@@ -198,11 +202,11 @@ function sessionCheck({ tokens }) {
   };
 }
 
-function apiKeyCheck({ apiKey, customers }) {
+function apiKeyCheck({ apiKeys, customers }) {
   return {
     perClient: (i) => ({
       path: `/v1/entitlements/check/sso?customerId=${customers[i]}`,
-      headers: { authorization: `Bearer ${apiKey}` },
+      headers: { authorization: `Bearer ${apiKeys[i % apiKeys.length]}` },
     }),
   };
 }
@@ -216,12 +220,12 @@ function authSession({ appId, tokens }) {
   };
 }
 
-function graphqlCheck({ apiKey, customers }) {
+function graphqlCheck({ apiKeys, customers }) {
   return {
     perClient: (i) => ({
       path: '/graphql',
       method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${apiKeys[i % apiKeys.length]}`, 'content-type': 'application/json' },
       body: JSON.stringify({ query: CHECK, variables: { customerId: customers[i] } }),
     }),
   };
