@@ -21,13 +21,18 @@ RUN npm ci --omit=dev --no-audit --no-fund
 
 # Runtime stage: production dependencies and compiled code only, as an unprivileged user.
 FROM node:24-slim AS runtime
+# NODE_COMPILE_CACHE: V8's compiled code is kept on disk, so a start reads it instead of compiling
+# every module again (about half of a start's time is loading modules).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    PORT=4000
+    PORT=4000 \
+    NODE_COMPILE_CACHE=/app/.compile-cache
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/package.json ./
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+# Fills the compile cache in the image (loading the CLI loads the whole server), readable by every user.
+RUN node dist/src/main.js help > /dev/null && chmod -R a+rX /app/.compile-cache
 USER node
 EXPOSE 4000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \

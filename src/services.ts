@@ -70,7 +70,7 @@ export function createServices(deps: Deps): Services {
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
   const customers = new CustomersService(deps.orm, deps.clock);
-  const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements);
+  const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements, changes);
   return {
     apps,
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),

@@ -3,7 +3,8 @@ import type { Logger } from './logger.js';
 
 /**
  * The channel every change trigger notifies (see modules/entitlements/entitlements-notify.ts). Triggers on
- * `subscription`, `plan`, `session` and `organization_member` send it from the writing transaction, so a
+ * `subscription`, `plan`, `session`, `api_key`, `customer` and
+ * `organization_member` send it from the writing transaction, so a
  * notice reaches every instance exactly when the change commits, and never for a rollback.
  */
 export const CHANGES_CHANNEL = 'tollgate_changes';
@@ -33,6 +34,8 @@ export type Change =
     }
   | { readonly t: 'plan'; readonly app: string }
   | { readonly t: 'session'; readonly id: string }
+  | { readonly t: 'apiKey'; readonly id: string }
+  | { readonly t: 'customer'; readonly id: string }
   | { readonly t: 'member'; readonly organization: string; readonly customer: string };
 
 export interface ChangeListener {
@@ -248,14 +251,19 @@ export class FeedCache<V> implements ChangeListener {
     feed.listen(this);
   }
 
-  /** The cached value for `key`, else `load()`'s result, stored when `keep` says so and it is safe to. */
+  /**
+   * The cached value for `key`, else `load()`'s result, stored when `keep` says so and it is safe to.
+   * `synced` is the answer of a `feed.synced()` the caller made since its request began: one barrier
+   * serves every cache a request reads (each would otherwise wait for a round trip of its own).
+   */
   async get(
     key: string,
     load: () => Promise<V>,
     tags: (value: V) => readonly string[],
     keep: (value: V) => boolean = () => true,
+    synced?: boolean,
   ): Promise<V> {
-    if (!(await this.feed.synced())) return load();
+    if (!(synced ?? (await this.feed.synced()))) return load();
     const hit = this.#entries.get(key);
     if (hit) return hit.value;
     const version = this.feed.version;

@@ -3,11 +3,16 @@ import { CHANGES_CHANNEL } from './change-feed.js';
 
 /**
  * Row triggers that announce committed changes on `tollgate_changes` (see change-feed.ts) for the
- * in-process caches: entitlements (subscription, plan) and credentials (session, organization_member).
+ * in-process caches: entitlements (subscription, plan), credentials (session, organization_member,
+ * api_key) and the session's customer (customer).
  * pg_notify belongs to the writing transaction: delivered on commit, dropped on rollback, whoever
  * wrote the row (webhook handler, admin operation, a script, a cascade delete).
  */
-function notifyTrigger(fields: (row: 'old' | 'new') => string, events: TriggerDef['events']): TriggerDef {
+function notifyTrigger(
+  fields: (row: 'old' | 'new') => string,
+  events: TriggerDef['events'],
+  unchanged?: string,
+): TriggerDef {
   const notify = (row: 'old' | 'new') =>
     `perform pg_notify('${CHANGES_CHANNEL}', json_build_object(${fields(row)})::text);`;
   return {
@@ -16,6 +21,7 @@ function notifyTrigger(fields: (row: 'old' | 'new') => string, events: TriggerDe
     events,
     forEach: 'row',
     body: [
+      ...(unchanged ? [`if tg_op = 'UPDATE' and ${unchanged} then return null; end if;`] : []),
       `if tg_op <> 'INSERT' then ${notify('old')} end if;`,
       `if tg_op <> 'DELETE' then ${notify('new')} end if;`,
       'return null;',
@@ -43,4 +49,20 @@ export const SESSION_CHANGES_TRIGGER = notifyTrigger(
 export const MEMBER_CHANGES_TRIGGER = notifyTrigger(
   (r) => `'t', 'member', 'organization', ${r}.organization_id, 'customer', ${r}.customer_id`,
   ['insert', 'update', 'delete'],
+);
+
+/**
+ * A new key was never cached, so only revocation and deletes matter. The throttled `last_used_at` writes
+ * change nothing a cache holds, so they announce nothing (else every use would empty every cache).
+ */
+export const API_KEY_CHANGES_TRIGGER = notifyTrigger(
+  (r) => `'t', 'apiKey', 'id', ${r}.id`,
+  ['update', 'delete'],
+  'new.revoked_at is not distinct from old.revoked_at and new.key_hash = old.key_hash and new.app_id = old.app_id',
+);
+
+/** A session shows its customer's e-mail, name and metadata: a changed or deleted customer is announced. */
+export const CUSTOMER_CHANGES_TRIGGER = notifyTrigger(
+  (r) => `'t', 'customer', 'id', ${r}.id`,
+  ['update', 'delete'],
 );

@@ -171,6 +171,62 @@ describe('Stripe notification receiver', () => {
     ).toBe(1);
   });
 
+  it('applies subscription updates delivered 4 times each, concurrently and out of order, exactly once', async () => {
+    const customerId = await newCustomer('update-dupes@example.com');
+    const { completed, subscriptionId } = await payUndelivered(customerId);
+    const first = signedNotification(server, completed);
+    expect((await post(first.body, first.signature)).status).toBe(200);
+    const remote = await stripe.subscriptions.retrieve(subscriptionId);
+    const at = completed.created as number;
+    // Ten newer events (alternating cancel_at_period_end; the newest says past_due), plus one of the
+    // same second as the newest, whose state Tollgate must read from Stripe rather than trust.
+    const events = Array.from({ length: 10 }, (_, i) => ({
+      id: `evt_update_dupes_${i}`,
+      object: 'event',
+      api_version: completed.api_version,
+      created: at + 10 + i,
+      data: {
+        object: { ...remote, cancel_at_period_end: i % 2 === 1, status: i === 9 ? 'past_due' : 'active' },
+      },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type: 'customer.subscription.updated',
+    }));
+    const deliveries = events.flatMap((event) => Array(4).fill(signedNotification(server, event)));
+    for (let i = deliveries.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
+    }
+    const answers = await Promise.all(deliveries.map((d) => post(d.body, d.signature)));
+    expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
+    expect(
+      await count("select count(*) as n from processed_event where id like 'evt\\_update\\_dupes\\_%'", []),
+    ).toBe(10);
+    expect(await subscriptionRow(subscriptionId)).toMatchObject({
+      status: 'past_due',
+      cancel_at_period_end: true,
+    });
+
+    // Same second as the newest applied event: Stripe's current state (active, not cancelling) wins.
+    const sameSecond = signedNotification(server, {
+      ...events[9]!,
+      id: 'evt_update_dupes_same_second',
+      data: { object: { ...remote, cancel_at_period_end: true, status: 'unpaid' } },
+    });
+    const again = await Promise.all(
+      Array.from({ length: 4 }, () => post(sameSecond.body, sameSecond.signature)),
+    );
+    expect(again.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(
+      await count('select count(*) as n from processed_event where id = ?', ['evt_update_dupes_same_second']),
+    ).toBe(1);
+    expect(await subscriptionRow(subscriptionId)).toMatchObject({
+      status: 'active',
+      cancel_at_period_end: false,
+    });
+  });
+
   it('keeps the subscription in sync with Stripe changes: plan, cancellation at period end, cancellation', async () => {
     const customerId = await newCustomer('sync@example.com');
     const url = await checkoutUrl(customerId);

@@ -1,8 +1,8 @@
-import type { Customer, Metadata } from '../customers/customer.entity.js';
+import type { Metadata } from '../customers/customer.entity.js';
 import { presentEntitlements } from '../entitlements/entitlements.presenter.js';
 import type { Entitlements } from '../entitlements/entitlements.service.js';
 import type { VerifiedLogin } from './magic-links.service.js';
-import type { SessionView } from './sessions.service.js';
+import type { SessionCustomer, SessionView } from './sessions.service.js';
 
 /** The customer as a session shows it: `{id, email, name, metadata}`. */
 export interface SessionCustomerJson {
@@ -27,7 +27,7 @@ export interface VerifyResultJson {
   readonly entitlements: Entitlements;
 }
 
-export function presentSessionCustomer(customer: Customer): SessionCustomerJson {
+export function presentSessionCustomer(customer: SessionCustomer): SessionCustomerJson {
   return { id: customer.id, email: customer.email, name: customer.name, metadata: customer.metadata };
 }
 

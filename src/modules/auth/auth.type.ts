@@ -1,10 +1,10 @@
 import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
-import type { Customer, Metadata } from '../customers/customer.entity.js';
+import type { Metadata } from '../customers/customer.entity.js';
 import { EntitlementsType } from '../entitlements/entitlement.type.js';
 import { OrgRoleEnum } from '../organizations/organization.type.js';
 import type { VerifiedLogin } from './magic-links.service.js';
-import type { SessionView, SwitchedSession } from './sessions.service.js';
+import type { SessionCustomer, SessionView, SwitchedSession } from './sessions.service.js';
 
 @ObjectType('SessionCustomer', { description: 'The customer a session stands for' })
 export class SessionCustomerType {
@@ -17,7 +17,7 @@ export class SessionCustomerType {
   @Field(() => GraphQLJSONObject)
   metadata!: Metadata;
 
-  static from(customer: Customer): SessionCustomerType {
+  static from(customer: SessionCustomer): SessionCustomerType {
     return Object.assign(new SessionCustomerType(), {
       id: customer.id,
       email: customer.email,

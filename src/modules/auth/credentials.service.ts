@@ -5,7 +5,13 @@ import { ANONYMOUS, type OrgRole, type Principal } from '../../core/principal.js
 import { API_KEY_PREFIX, hashSecret, SESSION_TOKEN_PREFIX, secretsEqual } from '../../core/tokens.js';
 import { type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 
+/** How stale an API key's `lastUsedAt` may be: each instance writes it at most once per key in this time. */
 const LAST_USED_GRANULARITY_MS = 60_000;
+
+interface ApiKeyRow {
+  readonly id: string;
+  readonly app_id: string;
+}
 
 interface SessionRow {
   readonly id: string;
@@ -14,6 +20,11 @@ interface SessionRow {
   readonly organization_id: string | null;
   readonly role: OrgRole | null;
   readonly expires_at: Date;
+}
+
+/** Cached keys a change makes stale: a revoked or deleted key. */
+function staleApiKeys(change: Change): string[] {
+  return change.t === 'apiKey' ? [`apiKey:${change.id}`] : [];
 }
 
 /** Cached sessions a change makes stale: a revoked or deleted session, a changed or ended membership. */
@@ -34,6 +45,10 @@ export class CredentialsService {
    * across instances: revocation and membership changes drop entries when they commit (ChangeFeed).
    */
   readonly #sessions: FeedCache<SessionRow | undefined>;
+  /** Unrevoked API keys by hash, kept exact the same way (a revocation drops the key when it commits). */
+  readonly #apiKeys: FeedCache<ApiKeyRow | undefined>;
+  /** When this instance last wrote each key's `last_used_at` (ms), so a busy key costs one write a minute. */
+  readonly #lastUseWritten = new Map<string, number>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -42,6 +57,7 @@ export class CredentialsService {
     changes: ChangeFeed,
   ) {
     this.#sessions = new FeedCache(changes, staleSessions);
+    this.#apiKeys = new FeedCache(changes, staleApiKeys);
   }
 
   async resolve(authorization: string | undefined): Promise<Principal> {
@@ -60,22 +76,44 @@ export class CredentialsService {
   }
 
   private async resolveApiKey(token: string): Promise<Principal> {
-    const rows = await this.connection.execute<{ id: string; app_id: string; last_used_at: Date | null }[]>(
-      'select id, app_id, last_used_at from api_key where key_hash = ? and revoked_at is null',
-      [hashSecret(token)],
+    const hash = hashSecret(token);
+    const row = await this.#apiKeys.get(
+      hash,
+      () => this.loadApiKey(hash),
+      (r) => [`apiKey:${r!.id}`],
+      // An unknown or revoked key is asked again next time (it may be a key being created right now).
+      (r) => r !== undefined,
     );
-    const row = rows[0];
     if (!row) throw new UnauthorizedError('Invalid or revoked API key');
-    this.touchApiKey(row.id, row.last_used_at);
+    this.touchApiKey(row.id);
     return { kind: 'apiKey', appId: row.app_id, apiKeyId: row.id };
   }
 
-  /** Records use at most once a minute per key, off the request path. */
-  private touchApiKey(id: string, lastUsedAt: Date | null): void {
+  private async loadApiKey(hash: string): Promise<ApiKeyRow | undefined> {
+    const rows = await this.connection.execute<ApiKeyRow[]>(
+      'select id, app_id from api_key where key_hash = ? and revoked_at is null',
+      [hash],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Records use off the request path, throttled: at most one write per key per minute on each instance,
+   * and none when another instance wrote a newer time meanwhile. `lastUsedAt` is thus accurate to a minute.
+   */
+  private touchApiKey(id: string): void {
     const now = this.clock.now();
-    if (lastUsedAt && now.getTime() - new Date(lastUsedAt).getTime() < LAST_USED_GRANULARITY_MS) return;
+    const written = this.#lastUseWritten.get(id);
+    if (written !== undefined && now.getTime() - written < LAST_USED_GRANULARITY_MS) return;
+    // Bounded like the caches: forgetting only costs one early write per key.
+    if (this.#lastUseWritten.size >= 10_000) this.#lastUseWritten.clear();
+    this.#lastUseWritten.set(id, now.getTime());
+    const before = new Date(now.getTime() - LAST_USED_GRANULARITY_MS);
     this.connection
-      .execute('update api_key set last_used_at = ? where id = ?', [now, id])
+      .execute(
+        'update api_key set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)',
+        [now, id, before],
+      )
       .catch(() => undefined);
   }
 

@@ -4,8 +4,9 @@ import { UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type OrgRole, type Principal, requireSession } from '../../core/principal.js';
 import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/tokens.js';
+import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { AppsService } from '../apps/apps.service.js';
-import { Customer } from '../customers/customer.entity.js';
+import { Customer, type Metadata } from '../customers/customer.entity.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { Session } from './session.entity.js';
@@ -33,9 +34,17 @@ export interface IssuedSession {
   readonly session: Session;
 }
 
+/** The customer as a session shows it. */
+export interface SessionCustomer {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string | null;
+  readonly metadata: Metadata;
+}
+
 /** What a session token stands for: the interface's Session object, before presentation. */
 export interface SessionView {
-  readonly customer: Customer;
+  readonly customer: SessionCustomer;
   readonly entitlements: Entitlements;
   readonly organizationId?: string;
   readonly orgRole?: OrgRole;
@@ -46,13 +55,24 @@ export interface SessionView {
  * Principal is CredentialsService's job; this service owns the rows.
  */
 export class SessionsService {
+  /**
+   * Customers as sessions show them, so describing a session needs no query of its own (its credential
+   * and entitlements are cached too). Exact across instances: a customer change drops it when it commits.
+   */
+  readonly #customers: FeedCache<SessionCustomer>;
+
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly apps: AppsService,
     private readonly organizations: OrganizationsService,
     private readonly entitlements: EntitlementsService,
-  ) {}
+    private readonly changes: ChangeFeed,
+  ) {
+    this.#customers = new FeedCache(changes, (change) =>
+      change.t === 'customer' ? [`customer:${change.id}`] : [],
+    );
+  }
 
   /**
    * Issues a session for a customer of an app (optionally in an organization context), valid for the
@@ -81,25 +101,34 @@ export class SessionsService {
    * organization's after a switch). An API key → 403; a session token of another app → 401.
    */
   async getSession(principal: Principal, appId: string): Promise<SessionView> {
-    const app = await this.apps.appOrFail(appId);
+    // A live session of this very app proves the app exists (deleting an app deletes its sessions).
+    const ownApp = principal.kind === 'session' && principal.appId === appId;
+    const id = ownApp ? appId : (await this.apps.appOrFail(appId)).id;
     const session = requireSession(principal);
-    if (session.appId !== app.id)
-      throw new UnauthorizedError('The session token does not belong to this app');
-    const customer = await this.orm.em.findOneOrFail(Customer, { id: session.customerId, app: app.id });
+    if (session.appId !== id) throw new UnauthorizedError('The session token does not belong to this app');
+    // One change-feed barrier for both cached lookups (customer, entitlements) of the request.
+    const synced = await this.changes.synced();
+    const customer = await this.#customers.get(
+      session.customerId,
+      () => this.loadCustomer(id, session.customerId),
+      (c) => [`customer:${c.id}`],
+      undefined,
+      synced,
+    );
     if (session.organizationId !== undefined) {
       return {
         customer,
-        entitlements: await this.entitlements.resolve({
-          appId: app.id,
-          organizationId: session.organizationId,
-        }),
+        entitlements: await this.entitlements.resolve(
+          { appId: id, organizationId: session.organizationId },
+          synced,
+        ),
         organizationId: session.organizationId,
         orgRole: session.orgRole,
       };
     }
     return {
       customer,
-      entitlements: await this.entitlements.resolve({ appId: app.id, customerId: customer.id }),
+      entitlements: await this.entitlements.resolve({ appId: id, customerId: customer.id }, synced),
     };
   }
 
@@ -124,6 +153,16 @@ export class SessionsService {
       entitlements: await this.entitlements.resolve({ appId: session.appId, organizationId: id }),
       expiresAt: issued.session.expiresAt,
     };
+  }
+
+  private async loadCustomer(appId: string, customerId: string): Promise<SessionCustomer> {
+    const customer = await this.orm.em.findOneOrFail(Customer, { id: customerId, app: appId });
+    return Object.freeze({
+      id: customer.id,
+      email: customer.email,
+      name: customer.name,
+      metadata: Object.freeze({ ...customer.metadata }),
+    });
   }
 
   /** Ends the calling session at once (logout); its token is refused from now on. */

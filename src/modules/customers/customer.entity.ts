@@ -1,5 +1,14 @@
 import type { Opt } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import {
+  Entity,
+  Index,
+  ManyToOne,
+  PrimaryKey,
+  Property,
+  Trigger,
+  Unique,
+} from '@mikro-orm/decorators/legacy';
+import { CUSTOMER_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 
 export type Metadata = Record<string, unknown>;
@@ -14,6 +23,8 @@ export type Metadata = Record<string, unknown>;
   expression:
     'create index "customer_email_lower_trgm_index" on "customer" using gin ("email_lower" gin_trgm_ops)',
 })
+// A changed or deleted customer leaves every instance's session cache when the change commits.
+@Trigger(CUSTOMER_CHANGES_TRIGGER)
 export class Customer {
   @PrimaryKey({ type: 'text' })
   id!: string;

@@ -3,7 +3,7 @@ import { type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
-import { type BillingContext, billingContextOf } from '../subscriptions/billing-context.js';
+import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
 import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
 import { featureSchema } from './entitlements.schemas.js';
 
@@ -78,16 +78,22 @@ export function isAllowed(value: FeatureValue | null): boolean {
  */
 export class EntitlementsService {
   readonly #cache: FeedCache<Entitlements>;
+  /** Customers an API key may ask about, so a check names a customer without a query. */
+  readonly #customers: FeedCache<boolean>;
 
   constructor(
     private readonly orm: MikroORM,
-    changes: ChangeFeed,
+    private readonly changes: ChangeFeed,
   ) {
     this.#cache = new FeedCache(changes, staleBy);
+    this.#customers = knownCustomers(changes);
   }
 
-  /** Entitlements of a context the caller has already authorized (used by login, session and checks). */
-  async resolve(context: EntitlementContext): Promise<Entitlements> {
+  /**
+   * Entitlements of a context the caller has already authorized (used by login, session and checks).
+   * `synced`: the caller's own change-feed barrier for this request, if it made one (see FeedCache.get).
+   */
+  async resolve(context: EntitlementContext, synced?: boolean): Promise<Entitlements> {
     // Inside a transaction the caller may have written rows not yet committed: read them, cache nothing.
     if (this.orm.em.isInTransaction()) return this.#load(context);
     const key =
@@ -98,12 +104,16 @@ export class EntitlementsService {
       key,
       () => this.#load(context),
       () => [`app:${context.appId}`, `ctx:${key}`],
+      undefined,
+      synced,
     );
   }
 
   /** `GET /v1/entitlements`: the session's context, or with an API key `customerId`/`organizationId`. */
   async getEntitlements(principal: Principal, query: unknown): Promise<Entitlements> {
-    return this.resolve(await billingContextOf(this.orm, principal, query));
+    // One change-feed barrier for both cached lookups of the request.
+    const synced = await this.changes.synced();
+    return this.resolve(await billingContextOf(this.orm, principal, query, this.#customers, synced), synced);
   }
 
   /** `GET /v1/entitlements/check/:feature`: whether the context's plan grants `feature`, and its value. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
+import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 
 /** Whose subscription or entitlements an API key asks for: exactly one of `customerId`, `organizationId`. */
@@ -18,6 +19,15 @@ export type BillingContext =
   | { readonly appId: string; readonly organizationId: string; readonly customerId?: undefined };
 
 /**
+ * Customers known to exist in their app, so an API-key check about a customer needs no query to know
+ * the customer is the app's. Only found customers are kept; a customer's deletion (or any change of its
+ * row) drops it on every instance when it commits.
+ */
+export function knownCustomers(changes: ChangeFeed): FeedCache<boolean> {
+  return new FeedCache(changes, (change) => (change.t === 'customer' ? [`customer:${change.id}`] : []));
+}
+
+/**
  * The context a request asks about, one rule for `/v1/entitlements…` and `/v1/subscriptions/current`:
  * a session token uses its own (the organization once switched); an API key names exactly one
  * customer or organization of its own app (another app's → 404; organizations disabled → 403).
@@ -26,6 +36,8 @@ export async function billingContextOf(
   orm: MikroORM,
   principal: Principal,
   query: unknown,
+  customers?: FeedCache<boolean>,
+  synced?: boolean,
 ): Promise<BillingContext> {
   const caller = requireAppPrincipal(principal);
   if (caller.kind === 'session') {
@@ -41,11 +53,25 @@ export async function billingContextOf(
   const { customerId, organizationId } = parseInput(billingContextQuerySchema, query ?? {});
   const connection = orm.em.getConnection();
   if (customerId !== undefined) {
-    const found = await connection.execute('select 1 from customer where id = ? and app_id = ?', [
-      customerId,
-      caller.appId,
-    ]);
-    if (found.length === 0) throw new NotFoundError('Customer', customerId);
+    const exists = async () =>
+      (
+        await connection.execute('select 1 from customer where id = ? and app_id = ?', [
+          customerId,
+          caller.appId,
+        ])
+      ).length > 0;
+    // Inside a transaction the caller may see its own uncommitted customer: never cache that.
+    const found =
+      customers && !orm.em.isInTransaction()
+        ? await customers.get(
+            `${caller.appId}|${customerId}`,
+            exists,
+            () => [`customer:${customerId}`],
+            (f) => f,
+            synced,
+          )
+        : await exists();
+    if (!found) throw new NotFoundError('Customer', customerId);
     return { appId: caller.appId, customerId };
   }
   const [row] = await connection.execute<{ enabled: boolean; found: boolean }[]>(

@@ -14,7 +14,7 @@ import type {
 } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
-import { applyProviderState } from './subscription-sync.js';
+import { applyNewerProviderEvent, applyProviderState } from './subscription-sync.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
@@ -85,9 +85,12 @@ export class ProviderNotificationsService {
       let subscription = await em.findOne(
         Subscription,
         { stripeSubscriptionId: remote.id },
-        { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
-      if (!subscription) {
+      if (subscription) {
+        // Loaded after the lock, not with it (a joined plan would be locked as well).
+        await em.populate(subscription, ['plan']);
+      } else {
         subscription = em.create(Subscription, {
           id: newId('sub'),
           app,
@@ -138,13 +141,18 @@ export class ProviderNotificationsService {
     event: ProviderEvent,
     remote: ProviderSubscription,
   ): Promise<{ applied: boolean }> {
+    // The common case (a newer event, or a duplicate) in one statement; events of one second, below.
+    const outcome = await applyNewerProviderEvent(this.orm.em, event, remote);
+    if (outcome !== 'same_second') return { applied: outcome === 'applied' };
     return this.orm.em.transactional(async (em) => {
-      if (!(await markProcessed(em, event))) return { applied: false };
+      // The row lock first, then the id: the order the single statement takes them in, so the two paths
+      // never wait for each other in a cycle.
       const subscription = await em.findOne(
         Subscription,
         { stripeSubscriptionId: remote.id },
-        { populate: ['plan'], lockMode: LockMode.PESSIMISTIC_WRITE },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
+      if (!(await markProcessed(em, event))) return { applied: false };
       // Not (yet) Tollgate's: the completed-checkout notification creates it with the state read then.
       if (!subscription) return { applied: false };
       // A late, older event must not move the subscription back to an earlier state.
@@ -156,6 +164,9 @@ export class ProviderNotificationsService {
         event.created === subscription.providerEventCreated
           ? ((await this.payments.retrieveSubscription(remote.id)) ?? remote)
           : remote;
+      // Loaded after the lock, not with it: a joined plan would be locked too, serialising every
+      // subscription of the plan behind one row.
+      await em.populate(subscription, ['plan']);
       await applyProviderState(em, subscription, latest, event.created);
       return { applied: true };
     });

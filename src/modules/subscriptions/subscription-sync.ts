@@ -27,3 +27,91 @@ export async function applyProviderState(
     if (plan) subscription.plan = plan;
   }
 }
+
+/** What `applyNewerProviderEvent` did with an event. */
+export type ProviderEventOutcome =
+  /** Recorded and applied. */
+  | 'applied'
+  /** Recorded (or recorded before: a duplicate) and rightly not applied: unknown subscription, older event. */
+  | 'skipped'
+  /**
+   * Neither recorded nor applied: the subscription's newest event is of the same second, so `created`
+   * cannot order them; the caller reads the state from the provider under the row lock instead.
+   */
+  | 'same_second';
+
+/**
+ * Records a subscription event's id and applies the provider's state in one statement and one round trip
+ * (the common case of a webhook: a newer event, or a duplicate). The subscription row is locked first, so
+ * concurrent deliveries for one subscription take their turns, and a duplicate delivered concurrently
+ * waits for the first one's commit, then finds its id recorded (exactly-once by `processed_event`'s key).
+ * The same rules as `applyProviderState`: an older event is recorded and ignored, a price change moves the
+ * subscription to the app's plan with that price when there is one.
+ */
+export async function applyNewerProviderEvent(
+  em: EntityManager,
+  event: { readonly id: string; readonly type: string; readonly created: number },
+  remote: ProviderSubscription,
+): Promise<ProviderEventOutcome> {
+  const rows = await em
+    .getConnection()
+    .execute<{ recorded: boolean; applied: boolean; same_second: boolean; seen: boolean }[]>(
+      APPLY_NEWER_EVENT,
+      [
+        remote.id,
+        event.created,
+        event.id,
+        event.type,
+        statusFromProvider(remote),
+        remote.customerId,
+        remote.currentPeriodEnd,
+        remote.cancelAtPeriodEnd,
+        remote.trialEnd,
+        remote.canceledAt,
+        remote.priceId,
+      ],
+    );
+  const row = rows[0]!;
+  if (row.applied) return 'applied';
+  if (row.recorded || !row.same_second) return 'skipped';
+  // An id already recorded needs no second look, whatever its second.
+  return row.seen ? 'skipped' : 'same_second';
+}
+
+/**
+ * `target` locks the row (no key update: foreign keys pointing at it are not blocked); `recorded` inserts
+ * the id unless the event is of the subscription's newest second; `applied` copies the state onto the row
+ * when the id was new and the event is newer (re-checked on the row's latest version after a lock wait).
+ * `seen` tells a same-second duplicate already recorded from one that is not.
+ */
+const APPLY_NEWER_EVENT = `
+  with target as (
+    select id, provider_event_created from subscription where stripe_subscription_id = ? for no key update
+  ), params as (
+    select ?::bigint as created, ?::text as event_id, ?::text as event_type
+  ), recorded as (
+    insert into processed_event (id, type)
+    select event_id, event_type from params
+     where not exists (select 1 from target, params where target.provider_event_created = params.created)
+    on conflict (id) do nothing
+    returning id
+  ), applied as (
+    update subscription s
+       set status = ?, stripe_customer_id = ?, current_period_end = ?, cancel_at_period_end = ?,
+           trial_end = ?, canceled_at = ?, provider_event_created = params.created, updated_at = now(),
+           plan_id = coalesce(
+             (select p.id from plan p, (select ?::text as price) r
+               where r.price is not null
+                 and r.price is distinct from (select c.stripe_price_id from plan c where c.id = s.plan_id)
+                 and p.app_id = s.app_id and p.stripe_price_id = r.price
+               limit 1),
+             s.plan_id)
+      from target, params
+     where s.id = target.id and s.provider_event_created < params.created
+       and exists (select 1 from recorded)
+    returning s.id
+  )
+  select exists (select 1 from recorded) as recorded,
+         exists (select 1 from applied) as applied,
+         exists (select 1 from target, params where target.provider_event_created = params.created) as same_second,
+         exists (select 1 from processed_event e, params where e.id = params.event_id) as seen`;

@@ -1,0 +1,381 @@
+/**
+ * Benchmark of Tollgate's hot paths at the same concurrency, in one Tollgate process (built dist/):
+ *   session       GET /v1/entitlements/check/sso                     with a session token
+ *   apiKey        GET /v1/entitlements/check/sso?customerId=…        with an API key
+ *   authSession   GET /v1/apps/:appId/auth/session                   with a session token
+ *   graphql       POST /graphql { checkEntitlement(feature, customerId) } with an API key
+ * and, as the floor under all of them, a raw node:http + pg server answering the session check with
+ * one SQL statement (the baseline of bench/entitlements-check.js).
+ *
+ * On a freshly seeded scratch database (DATABASE_URL's server, else postgres://postgres@127.0.0.1:5432/
+ * postgres; dropped afterwards), autocannon over loopback, BENCH_CONNECTIONS connections (each one a
+ * different customer), BENCH_ROUNDS interleaved rounds of BENCH_DURATION seconds per path after a warm-up
+ * round. Prints medians with their spread and the machine's load, the ratios the targets are about, and
+ * exits 1 when a target is missed or any answer was not 200:
+ *   apiKey and authSession ≥ 2/3 of session's throughput; p99 < 5 ms for those three; graphql ≥ 3/4 of
+ *   apiKey's (the same check over REST with the same credential).
+ *
+ *   node bench/hot-paths.js   # BENCH_ROUNDS=3 BENCH_DURATION=5 BENCH_CONNECTIONS=10 BENCH_CUSTOMERS=1000
+ *                             # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=…
+ */
+import { fork } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import 'reflect-metadata';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 1000);
+const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
+const CHECK =
+  'query Check($customerId: ID) { checkEntitlement(feature: "sso", customerId: $customerId) { feature allowed value } }';
+
+const mode = process.argv[2];
+if (mode === '--serve-tollgate') await serveTollgate(process.argv[3]);
+else if (mode === '--serve-baseline') await serveBaseline(process.argv[3]);
+else await main();
+
+async function main() {
+  // Signals end the process without its 'exit' event, which is what stops the child processes.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
+  const { createScratchDatabase, dropDatabase } = await import(dist('infra/database-admin.js'));
+  const name = `tollgate_bench_${process.pid}_${Date.now()}`;
+  const url = await createScratchDatabase(SERVER_URL, name);
+  const servers = [];
+  try {
+    const seeded = await seed(url);
+    console.log(
+      `seeded ${CUSTOMERS} customers (every other one on Pro), a session each, an API key per connection; ` +
+        `autocannon ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds × ${DURATION} s per path, loopback`,
+    );
+    console.log(`load before: ${loadavg()}\n`);
+    const tollgate = await start('tollgate', url);
+    const baseline = await start('baseline', url);
+    servers.push(tollgate, baseline);
+    const paths = {
+      session: { target: tollgate.target, ...sessionCheck(seeded) },
+      apiKey: { target: tollgate.target, ...apiKeyCheck(seeded) },
+      authSession: { target: tollgate.target, ...authSession(seeded) },
+      graphql: { target: tollgate.target, ...graphqlCheck(seeded) },
+      baseline: { target: baseline.target, ...sessionCheck(seeded) },
+    };
+    // BENCH_PATHS=apiKey,graphql measures only those (e.g. while profiling one of them).
+    const only = process.env.BENCH_PATHS?.split(',');
+    if (only) for (const kind of Object.keys(paths)) if (!only.includes(kind)) delete paths[kind];
+    for (const [kind, spec] of Object.entries(paths)) await verify(kind, spec);
+    const results = Object.fromEntries(Object.keys(paths).map((k) => [k, []]));
+    for (let round = 0; round <= ROUNDS; round++) {
+      for (const [kind, spec] of Object.entries(paths)) {
+        const result = await run(spec, round === 0 ? 2 : DURATION);
+        const bad = result.non2xx + result.errors + result.timeouts;
+        if (round > 0)
+          results[kind].push({
+            rps: result.requests.average,
+            p50: result.latency.p50,
+            p99: result.latency.p99,
+            bad,
+          });
+        console.log(
+          `${round === 0 ? 'warm-up' : `round ${round}`}  ${kind.padEnd(12)}${result.requests.average.toFixed(0).padStart(7)} req/s` +
+            `   p50 ${result.latency.p50} ms   p99 ${result.latency.p99} ms   (${result.requests.total} requests, ${bad} not 200)`,
+        );
+      }
+    }
+    const rss = await tollgate.rss();
+    console.log(`load after:  ${loadavg()}\nTollgate RSS after the load: ${(rss / 1024).toFixed(0)} MB\n`);
+    const med = {};
+    console.log('path          req/s median (spread)     p50 median   p99 median (spread)');
+    for (const [kind, rows] of Object.entries(results)) {
+      med[kind] = { rps: median(rows.map((r) => r.rps)), p99: median(rows.map((r) => r.p99)) };
+      console.log(
+        `${kind.padEnd(13)} ${med[kind].rps.toFixed(0).padStart(6)} (${spread(rows.map((r) => r.rps))})`.padEnd(
+          38,
+        ) +
+          `${median(rows.map((r) => r.p50))
+            .toFixed(1)
+            .padStart(6)} ms   ${med[kind].p99.toFixed(1).padStart(6)} ms (${spread(
+            rows.map((r) => r.p99),
+            1,
+          )})`,
+      );
+    }
+    const ratio = (a, b) => (med[a] && med[b] ? med[a].rps / med[b].rps : Number.NaN);
+    const ratios = {
+      'apiKey / session': [ratio('apiKey', 'session'), 2 / 3],
+      'authSession / session': [ratio('authSession', 'session'), 2 / 3],
+      'graphql / apiKey (REST)': [ratio('graphql', 'apiKey'), 3 / 4],
+      'session / baseline': [ratio('session', 'baseline'), 0],
+    };
+    let met = true;
+    console.log('');
+    for (const [what, [value, target]] of Object.entries(ratios)) {
+      console.log(
+        `${what.padEnd(24)} ${value.toFixed(2)}${target ? `   (target ≥ ${target.toFixed(2)})` : ''}`,
+      );
+      if (!(value >= target)) met = false;
+    }
+    if (only) met = false;
+    for (const kind of ['session', 'apiKey', 'authSession'])
+      if (!med[kind] || med[kind].p99 >= 5) met = false;
+    if (Object.values(results).some((rows) => rows.some((r) => r.bad > 0))) met = false;
+    console.log(
+      `\ntargets (ratios above, p99 < 5 ms for session/apiKey/authSession, all 200): ${met ? 'met' : 'NOT met'}`,
+    );
+    process.exitCode = met ? 0 : 1;
+  } finally {
+    for (const server of servers) await server.stop();
+    await dropDatabase(SERVER_URL, name);
+  }
+}
+
+/** Migrates, then one app, a free (default) and a pro plan, customers with sessions, and an API key. */
+async function seed(url) {
+  const { connect, migrate } = await import(dist('db.js'));
+  const { hashSecret, randomSecret, SESSION_TOKEN_PREFIX, API_KEY_PREFIX } = await import(
+    dist('core/tokens.js')
+  );
+  const orm = await connect(url);
+  try {
+    await migrate(orm);
+  } finally {
+    await orm.close(true);
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`insert into app (id, name) values ('app_bench', 'bench')`);
+    await client.query(
+      `insert into plan (id, app_id, slug, name, is_default, stripe_price_id, features) values
+         ('pln_free', 'app_bench', 'free', 'Free', true, null, '{"sso": false, "projects": 1}'),
+         ('pln_pro', 'app_bench', 'pro', 'Pro', false, 'price_pro', '{"sso": true, "projects": 100}')`,
+    );
+    await client.query(
+      `insert into customer (id, app_id, email, email_lower, name, metadata)
+         select 'cus_bench_' || i, 'app_bench', 'bench-' || i || '@example.com', 'bench-' || i || '@example.com',
+                'Customer ' || i, '{"tier": "gold"}'
+           from generate_series(0, $1 - 1) i`,
+      [CUSTOMERS],
+    );
+    await client.query(
+      `insert into subscription (id, app_id, customer_id, plan_id, stripe_subscription_id, stripe_customer_id, status)
+         select 'sub_bench_' || i, 'app_bench', 'cus_bench_' || i, 'pln_pro', 'sub_s_' || i, 'cus_s_' || i, 'active'
+           from generate_series(0, $1 - 1, 2) i`,
+      [CUSTOMERS],
+    );
+    const tokens = Array.from({ length: CUSTOMERS }, () => randomSecret(SESSION_TOKEN_PREFIX));
+    await client.query(
+      `insert into session (id, app_id, customer_id, token_hash, expires_at)
+         select 'ses_bench_' || i, 'app_bench', 'cus_bench_' || i, h, now() + interval '1 day'
+           from unnest($1::text[]) with ordinality as t(h, i0), lateral (select i0 - 1 as i) x`,
+      [tokens.map((t) => hashSecret(t))],
+    );
+    // One key per connection, as separate API clients would have: GraphQL gives each credential only a
+    // few concurrent requests (GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL), which one shared key would measure.
+    const apiKeys = Array.from({ length: CONNECTIONS }, () => randomSecret(API_KEY_PREFIX));
+    for (const [i, apiKey] of apiKeys.entries()) {
+      await client.query(
+        `insert into api_key (id, app_id, key_hash, prefix) values ($1, 'app_bench', $2, $3)`,
+        [`key_bench_${i}`, hashSecret(apiKey), apiKey.slice(0, 12)],
+      );
+    }
+    return { appId: 'app_bench', tokens, apiKeys, customers: tokens.map((_, i) => `cus_bench_${i}`) };
+  } finally {
+    await client.end();
+  }
+}
+
+function sessionCheck({ tokens }) {
+  return {
+    path: '/v1/entitlements/check/sso',
+    perClient: (i) => ({
+      path: '/v1/entitlements/check/sso',
+      headers: { authorization: `Bearer ${tokens[i]}` },
+    }),
+  };
+}
+
+function apiKeyCheck({ apiKeys, customers }) {
+  return {
+    perClient: (i) => ({
+      path: `/v1/entitlements/check/sso?customerId=${customers[i]}`,
+      headers: { authorization: `Bearer ${apiKeys[i % apiKeys.length]}` },
+    }),
+  };
+}
+
+function authSession({ appId, tokens }) {
+  return {
+    perClient: (i) => ({
+      path: `/v1/apps/${appId}/auth/session`,
+      headers: { authorization: `Bearer ${tokens[i]}` },
+    }),
+  };
+}
+
+function graphqlCheck({ apiKeys, customers }) {
+  return {
+    perClient: (i) => ({
+      path: '/graphql',
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKeys[i % apiKeys.length]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: CHECK, variables: { customerId: customers[i] } }),
+    }),
+  };
+}
+
+/** Each path must answer a sample of its requests with 200 and the expected value before it is measured. */
+async function verify(kind, spec) {
+  for (let i = 0; i < 4; i++) {
+    const { path: p, method, headers, body } = spec.perClient(i);
+    const res = await fetch(`${spec.target}${p}`, { method: method ?? 'GET', headers, body });
+    const json = await res.json();
+    const value =
+      kind === 'graphql'
+        ? json.data?.checkEntitlement?.value
+        : kind === 'authSession'
+          ? json.entitlements?.features?.sso
+          : json.value;
+    if (res.status !== 200 || value !== (i % 2 === 0)) {
+      throw new Error(`${kind} answered ${res.status} ${JSON.stringify(json)} for customer ${i}`);
+    }
+  }
+}
+
+/** One autocannon run; connection i is customer i's (its session, or the API key asking about it). */
+function run(spec, duration) {
+  let next = 0;
+  const first = spec.perClient(0);
+  return autocannon({
+    url: `${spec.target}${first.path}`,
+    method: first.method ?? 'GET',
+    connections: CONNECTIONS,
+    duration,
+    setupClient: (client) => {
+      const { path: p, method, headers, body } = spec.perClient(next++ % CONNECTIONS);
+      client.setRequests([{ path: p, method: method ?? 'GET', headers, body }]);
+    },
+  });
+}
+
+/** Starts one server in a child process; `rss` reads its resident memory (kB), `stop` ends it. */
+async function start(kind, url) {
+  const child = fork(fileURLToPath(import.meta.url), [`--serve-${kind}`, url], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    execArgv:
+      process.env.BENCH_PROFILE_DIR && kind === 'tollgate'
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+        : [],
+  });
+  // A bench stopped early (Ctrl-C, a closed pipe) must not leave its servers running.
+  const orphan = () => child.kill('SIGKILL');
+  process.once('exit', orphan);
+  const target = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${kind} server exited (${code}) before listening`)));
+  });
+  return {
+    target,
+    rss: async () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]),
+    stop: async () => {
+      process.removeListener('exit', orphan);
+      child.kill('SIGTERM');
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+    },
+  };
+}
+
+/** Child: Tollgate from dist/, with limits the bench cannot reach. */
+async function serveTollgate(url) {
+  const { loadConfig } = await import(dist('config.js'));
+  const { startServer } = await import(dist('server.js'));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-bench-'));
+  const config = loadConfig({
+    DATABASE_URL: url,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: randomBytes(24).toString('hex'),
+    STRIPE_EMULATOR_PORT: '0',
+    RATE_LIMIT_SESSION: '1000000000',
+    RATE_LIMIT_API_KEY: '1000000000',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  });
+  const server = await startServer(config, { seedDemo: false });
+  process.on('SIGTERM', () => {
+    server.close().finally(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
+  process.send(server.url);
+}
+
+/** Child: the raw session check, one SQL statement per request (as in bench/entitlements-check.js). */
+async function serveBaseline(url) {
+  const pool = new pg.Pool({ connectionString: url, max: 20 });
+  const sql = `
+    select p.features -> $2 as value
+      from session s
+      left join plan p on p.id = coalesce(
+        (select sub.plan_id from subscription sub
+          where sub.app_id = s.app_id and sub.customer_id = s.customer_id and sub.organization_id is null
+            and sub.status in ('trialing', 'active', 'past_due')
+          order by sub.created_at desc, sub.id desc limit 1),
+        (select d.id from plan d where d.app_id = s.app_id and d.is_default limit 1))
+     where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now() and s.organization_id is null`;
+  const prefix = '/v1/entitlements/check/';
+  const server = createServer(async (req, res) => {
+    const auth = req.headers.authorization ?? '';
+    if (!req.url.startsWith(prefix) || !auth.startsWith('Bearer ')) {
+      res.writeHead(404).end();
+      return;
+    }
+    const feature = decodeURIComponent(req.url.slice(prefix.length).split('?')[0]);
+    const hash = createHash('sha256').update(auth.slice(7)).digest('hex');
+    try {
+      const { rows } = await pool.query({ name: 'check', text: sql, values: [hash, feature] });
+      if (rows.length === 0) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"statusCode":401}');
+        return;
+      }
+      const value = rows[0].value ?? null;
+      const allowed =
+        value === true ||
+        (typeof value === 'number' && value > 0) ||
+        (typeof value === 'string' && value !== '');
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ feature, allowed, value }));
+    } catch {
+      res.writeHead(500).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.on('SIGTERM', () => {
+    server.close();
+    pool.end().finally(() => process.exit(0));
+  });
+  process.send(`http://127.0.0.1:${server.address().port}`);
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function spread(values, digits = 0) {
+  return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+}
+
+function loadavg() {
+  return readFileSync('/proc/loadavg', 'utf8').trim();
+}
