@@ -66,6 +66,6 @@ describe('the e-mail filter on a large app', () => {
       [app.appId],
     );
     const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
-    expect(text).toContain('customer_email_lower_trgm_index');
+    expect(text).toContain('customer_app_id_email_lower_trgm_index');
   });
 });
