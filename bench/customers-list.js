@@ -315,26 +315,29 @@ let headerPrinted = false;
 function printRow(scenario, runs) {
   if (!headerPrinted) {
     console.log(
-      `${'request'.padEnd(18)}${'Tollgate p50'.padStart(14)}${'(spread)'.padStart(14)}${'p99'.padStart(8)}${'req/s'.padStart(8)}   ` +
-        `${'baseline p50'.padStart(12)}${'(spread)'.padStart(14)}${'req/s'.padStart(8)}${'not 200 (T/B)'.padStart(15)}`,
+      `${'request'.padEnd(18)}${'Tollgate p50'.padStart(14)}${'(spread)'.padStart(14)}${'p99'.padStart(8)}` +
+        `${'req/s'.padStart(8)}   ${'baseline p50'.padStart(12)}${'(spread)'.padStart(14)}${'req/s'.padStart(8)}` +
+        `${'not 200 (T/B)'.padStart(15)}`,
     );
     headerPrinted = true;
   }
   const t = runs.tollgate;
   const b = runs.baseline;
-  console.log(
-    `${scenario.name.padEnd(18)}${`${median(t.map((r) => r.p50))} ms`.padStart(14)}${spread(t.map((r) => r.p50)).padStart(14)}` +
-      `${median(t.map((r) => r.p99))
-        .toString()
-        .padStart(8)}${median(t.map((r) => r.rps))
-        .toFixed(0)
-        .padStart(8)}   ` +
-      `${`${median(b.map((r) => r.p50))} ms`.padStart(12)}${spread(b.map((r) => r.p50)).padStart(14)}${median(
-        b.map((r) => r.rps),
-      )
-        .toFixed(0)
-        .padStart(8)}`,
-  );
+  const cells = [
+    `${median(t.map((r) => r.p50))} ms`.padStart(14),
+    spread(t.map((r) => r.p50)).padStart(14),
+    String(median(t.map((r) => r.p99))).padStart(8),
+    median(t.map((r) => r.rps))
+      .toFixed(0)
+      .padStart(8),
+    `   ${`${median(b.map((r) => r.p50))} ms`.padStart(12)}`,
+    spread(b.map((r) => r.p50)).padStart(14),
+    median(b.map((r) => r.rps))
+      .toFixed(0)
+      .padStart(8),
+    `${t.reduce((n, r) => n + r.bad, 0)}/${b.reduce((n, r) => n + r.bad, 0)}`.padStart(15),
+  ];
+  console.log(scenario.name.padEnd(18) + cells.join(''));
 }
 
 /** POST /v1/customers into a large app, with the count's insert trigger on and off, interleaved. */

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Customer lists at scale: an exact per-app count kept by statement triggers (customer_count, 16 shard
+ * Customer lists at scale: an exact per-app count kept by statement triggers (customer_count, up to 64 shard
  * rows per app, the shard picked by the writing backend), the list order as a covering index, and the
  * app as the leading key of the trigram index (btree_gin).
  */
@@ -20,9 +20,9 @@ export class Migration20261123020903 extends Migration {
     // same apps lock their counter rows in the same order. A delete or update cascading from an app's
     // own deletion skips that app: its counter rows go with it (foreign key), and writing one back
     // would violate that key.
-    this.addSql(`create or replace function "customer_count_insert_fn"() returns trigger as \$\$ begin insert into customer_count as c (app_id, shard, n) select app_id, pg_backend_pid() % 16, count(*) from new_rows group by app_id order by app_id on conflict (app_id, shard) do update set n = c.n + excluded.n; return null; end; \$\$ language plpgsql;`);
-    this.addSql(`create or replace function "customer_count_delete_fn"() returns trigger as \$\$ begin insert into customer_count as c (app_id, shard, n) select o.app_id, pg_backend_pid() % 16, -count(*) from old_rows o where exists (select 1 from app a where a.id = o.app_id) group by o.app_id order by o.app_id on conflict (app_id, shard) do update set n = c.n + excluded.n; return null; end; \$\$ language plpgsql;`);
-    this.addSql(`create or replace function "customer_count_update_fn"() returns trigger as \$\$ begin insert into customer_count as c (app_id, shard, n) select m.app_id, pg_backend_pid() % 16, sum(m.d) from (select app_id, 1 as d from new_rows union all select app_id, -1 from old_rows) m where exists (select 1 from app a where a.id = m.app_id) group by m.app_id having sum(m.d) <> 0 order by m.app_id on conflict (app_id, shard) do update set n = c.n + excluded.n; return null; end; \$\$ language plpgsql;`);
+    this.addSql(`create or replace function "customer_count_insert_fn"() returns trigger as \$\$ begin insert into customer_count as c (app_id, shard, n) select app_id, pg_backend_pid() % 64, count(*) from new_rows group by app_id order by app_id on conflict (app_id, shard) do update set n = c.n + excluded.n; return null; end; \$\$ language plpgsql;`);
+    this.addSql(`create or replace function "customer_count_delete_fn"() returns trigger as \$\$ begin insert into customer_count as c (app_id, shard, n) select o.app_id, pg_backend_pid() % 64, -count(*) from old_rows o where exists (select 1 from app a where a.id = o.app_id) group by o.app_id order by o.app_id on conflict (app_id, shard) do update set n = c.n + excluded.n; return null; end; \$\$ language plpgsql;`);
+    this.addSql(`create or replace function "customer_count_update_fn"() returns trigger as \$\$ begin insert into customer_count as c (app_id, shard, n) select m.app_id, pg_backend_pid() % 64, sum(m.d) from (select app_id, 1 as d from new_rows union all select app_id, -1 from old_rows) m where exists (select 1 from app a where a.id = m.app_id) group by m.app_id having sum(m.d) <> 0 order by m.app_id on conflict (app_id, shard) do update set n = c.n + excluded.n; return null; end; \$\$ language plpgsql;`);
     this.addSql(`create or replace function "customer_count_truncate_fn"() returns trigger as \$\$ begin delete from customer_count; return null; end; \$\$ language plpgsql;`);
 
     // Counted under a lock that holds writers back until the triggers exist, so no row is missed or
