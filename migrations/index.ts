@@ -3,6 +3,7 @@ import { Migration20261121214853 } from './Migration20261121214853.js';
 import { Migration20261121215340 } from './Migration20261121215340.js';
 import { Migration20261121215352 } from './Migration20261121215352.js';
 import { Migration20261121220227 } from './Migration20261121220227.js';
+import { Migration20261123020903 } from './Migration20261123020903.js';
 import { Migration20261123021638 } from './Migration20261123021638.js';
 
 /**
@@ -14,5 +15,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121215340', class: Migration20261121215340 },
   { name: 'Migration20261121215352', class: Migration20261121215352 },
   { name: 'Migration20261121220227', class: Migration20261121220227 },
+  { name: 'Migration20261123020903', class: Migration20261123020903 },
   { name: 'Migration20261123021638', class: Migration20261123021638 },
 ];

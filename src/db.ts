@@ -11,6 +11,7 @@ import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
 import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
+import { CustomerCount } from './modules/customers/customer-count.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
 import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
@@ -20,6 +21,7 @@ export const ENTITIES = [
   App,
   ApiKey,
   Customer,
+  CustomerCount,
   Session,
   MagicLinkToken,
   MagicLinkRequest,

@@ -10,21 +10,36 @@ import {
 } from '@mikro-orm/decorators/legacy';
 import { CUSTOMER_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
+import { COUNT_TRIGGERS } from './customer-count.js';
 
 export type Metadata = Record<string, unknown>;
 
 /** An end user of an app. E-mail is unique per app regardless of case (enforced on `emailLower`). */
 @Entity({ tableName: 'customer' })
 @Unique({ properties: ['app', 'emailLower'] })
-@Index({ properties: ['app', 'createdAt'] })
-// Substring search on e-mail (`ILIKE '%frag%'`) stays fast on large tables through a trigram index.
+// The list order (newest first, id breaking ties) with the e-mail alongside: a page, a deep offset and
+// a fragment filter walking the newest rows are all index-only scans of one app's entries.
 @Index({
-  name: 'customer_email_lower_trgm_index',
+  name: 'customer_app_id_created_at_id_index',
   expression:
-    'create index "customer_email_lower_trgm_index" on "customer" using gin ("email_lower" gin_trgm_ops)',
+    'create index "customer_app_id_created_at_id_index" on "customer" ("app_id", "created_at", "id") include ("email_lower")',
 })
 // A changed or deleted customer leaves every instance's session cache when the change commits.
 @Trigger(CUSTOMER_CHANGES_TRIGGER)
+// Substring search on e-mail (`LIKE '%frag%'` on the lower-cased copy) through trigrams. The app is a
+// key of the same GIN index (btree_gin), so a fragment's candidates are the app's alone before any row
+// is read, whatever the other apps hold.
+@Index({
+  name: 'customer_app_id_email_lower_trgm_index',
+  expression:
+    'create index "customer_app_id_email_lower_trgm_index" on "customer" using gin ("app_id", "email_lower" gin_trgm_ops)',
+})
+// The per-app count behind `pagination.total` (customer-count.entity.ts), kept by the database for every
+// kind of write: one statement-level trigger per event, reading the statement's transition table (and a
+// TRUNCATE trigger, created by the migration alone: schema introspection does not list those).
+@Trigger(COUNT_TRIGGERS.insert)
+@Trigger(COUNT_TRIGGERS.delete)
+@Trigger(COUNT_TRIGGERS.update)
 export class Customer {
   @PrimaryKey({ type: 'text' })
   id!: string;
