@@ -1,9 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
+import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import type { Clock } from '../../core/clock.js';
 import { UnauthorizedError } from '../../core/errors.js';
 import { ANONYMOUS, type OrgRole, type Principal } from '../../core/principal.js';
 import { API_KEY_PREFIX, hashSecret, SESSION_TOKEN_PREFIX, secretsEqual } from '../../core/tokens.js';
+import type { CacheObserver } from '../../telemetry/metrics.js';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 
@@ -40,8 +41,9 @@ export class CredentialsService {
     private readonly clock: Clock,
     private readonly adminToken: string,
     changes: ChangeFeed,
+    observer?: CacheObserver,
   ) {
-    this.#sessions = new FeedCache(changes, staleSessions);
+    this.#sessions = new FeedCache(changes, staleSessions, CACHE_MAX_ENTRIES, observer);
   }
 
   async resolve(authorization: string | undefined): Promise<Principal> {

@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
+import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import { type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import type { CacheObserver } from '../../telemetry/metrics.js';
 import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
 import { type BillingContext, billingContextOf } from './billing-context.js';
 import { featureSchema } from './entitlements.schemas.js';
@@ -82,8 +83,9 @@ export class EntitlementsService {
   constructor(
     private readonly orm: MikroORM,
     changes: ChangeFeed,
+    observer?: CacheObserver,
   ) {
-    this.#cache = new FeedCache(changes, staleBy);
+    this.#cache = new FeedCache(changes, staleBy, CACHE_MAX_ENTRIES, observer);
   }
 
   /** Entitlements of a context the caller has already authorized (used by login, session and checks). */
