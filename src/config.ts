@@ -128,6 +128,9 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** Every variable Tollgate reads (deployment files are checked against it: test/unit/compose.test.ts). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
 /** Parses an environment (default `process.env`) into a frozen Config, or throws one ConfigError naming every problem. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings count as unset, as they do in most deployment tools.
