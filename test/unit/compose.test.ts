@@ -90,7 +90,7 @@ describe('compose.yaml', () => {
   it('refuses to start without each secret', () => {
     for (const secret of Object.keys(OPERATOR)) {
       const { [secret]: _left, ...rest } = OPERATOR as Record<string, string>;
-      const everyService = () => Object.keys(services).forEach((name) => environmentOf(name, rest));
+      const everyService = () => Object.keys(services).map((name) => environmentOf(name, rest));
       expect(everyService).toThrow(`compose would refuse to start: set ${secret}`);
     }
   });
