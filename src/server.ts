@@ -15,6 +15,7 @@ import { randomSecret } from './core/tokens.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
+import { answerClientErrors } from './rest/client-errors.js';
 import { createServices, type Deps, type Services } from './services.js';
 import { Metrics } from './telemetry/metrics.js';
 
@@ -110,6 +111,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const httpServer = await createListener(config);
     const { app, apollo } = await createHttpApp(deps, services, httpServer);
     httpServer.on('request', app);
+    httpServer.on('clientError', answerClientErrors(logger));
     await listen(httpServer, config.port, config.host);
     const port = (httpServer.address() as AddressInfo).port;
     const scheme = config.tls ? 'https' : 'http';
@@ -192,7 +194,8 @@ async function seedDemoApp(
  * read once at start; an unreadable one stops the start with the variable to fix.
  */
 async function createListener(config: Config): Promise<Server> {
-  if (!config.tls) return createServer();
+  // Host is checked in the app (src/rest/request-guard.ts), whose 400 carries the error envelope.
+  if (!config.tls) return createServer({ requireHostHeader: false });
   const read = async (file: string, variable: string) => {
     try {
       return await readFile(file);
@@ -204,7 +207,7 @@ async function createListener(config: Config): Promise<Server> {
   };
   const cert = await read(config.tls.certFile, 'TLS_CERT_FILE');
   const key = await read(config.tls.keyFile, 'TLS_KEY_FILE');
-  return createHttpsServer({ cert, key });
+  return createHttpsServer({ cert, key, requireHostHeader: false });
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { secretsEqual } from '../core/tokens.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { sendError } from './error-envelope.js';
+import { authorizationHeader } from './request-guard.js';
 
 /**
  * The route label of a request no route handled: unknown paths, and requests answered before routing
@@ -57,7 +58,7 @@ export function httpMetrics(metrics: Metrics, mountedHandlers: ReadonlySet<strin
 export function metricsHandler(metrics: Metrics, config: Config): RequestHandler {
   return async (req, res) => {
     if (config.production) {
-      const presented = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
+      const presented = /^Bearer (.+)$/.exec(singleAuthorization(req) ?? '')?.[1];
       if (
         config.metricsToken === undefined ||
         presented === undefined ||
@@ -72,4 +73,13 @@ export function metricsHandler(metrics: Metrics, config: Config): RequestHandler
     res.setHeader('Cache-Control', 'no-store');
     res.send(body);
   };
+}
+
+/** The one Authorization header; several are not guessed at (as everywhere, src/rest/request-guard.ts). */
+function singleAuthorization(req: Request): string | undefined {
+  try {
+    return authorizationHeader(req);
+  } catch {
+    return undefined;
+  }
 }

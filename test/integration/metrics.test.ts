@@ -180,6 +180,12 @@ describe('/metrics in production', () => {
     const wrong = await server.http.get('/metrics').set('authorization', `Bearer ${token}x`);
     expect(wrong.status).toBe(401);
     expect(wrong.body).toEqual(unauthorized);
+    // Two Authorization headers are not guessed at, even when one holds the token.
+    const twice = await server.http
+      .get('/metrics')
+      .set('authorization', [`Bearer ${token}`, `Bearer ${token}x`] as unknown as string);
+    expect(twice.status).toBe(401);
+    expect(twice.body).toEqual(unauthorized);
   });
 
   it('answers with the token, over plain HTTP too (Prometheus scrapes each instance directly)', async () => {
@@ -187,7 +193,7 @@ describe('/metrics in production', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain('# TYPE http_requests_total counter');
     expect(value(res.text, 'http_requests_total', { method: 'GET', route: '/metrics', status: '401' })).toBe(
-      2,
+      3,
     );
   });
 
