@@ -6,7 +6,7 @@ import request from 'supertest';
 import { StripeEmulator } from '../../src/stripe-emulator/stripe-emulator.js';
 import { eventually } from '../helpers/eventually.js';
 import { runCli, startCli } from '../helpers/process.js';
-import { productionEnv } from '../helpers/server.js';
+import { productionEnv, RELAXED_DATABASE_TIMEOUTS } from '../helpers/server.js';
 
 /**
  * OpenTelemetry tracing, switched on by OTEL_EXPORTER_OTLP_ENDPOINT: the built service (as deployed)
@@ -89,6 +89,7 @@ describe('tracing', () => {
     const adminToken = `tg_admin_${randomBytes(16).toString('hex')}`;
     const proc = startCli(['serve'], {
       ...productionEnv({ TRUST_PROXY: 'loopback' }),
+      ...RELAXED_DATABASE_TIMEOUTS,
       DATABASE_URL: process.env.TEST_DATABASE_URL,
       ADMIN_TOKEN: adminToken,
       PORT: '0',

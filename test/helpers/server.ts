@@ -46,7 +46,7 @@ export interface TestServerOptions {
  * files can make a healthy query slower than the shipped bounds allow, and such a test must not fail with
  * a 503. The bounds themselves are tested with their shipped defaults (test/security/database-freeze).
  */
-const RELAXED_DATABASE_TIMEOUTS = {
+export const RELAXED_DATABASE_TIMEOUTS = {
   DATABASE_ACQUIRE_TIMEOUT_MS: '15000',
   DATABASE_CONNECT_TIMEOUT_MS: '15000',
   DATABASE_QUERY_TIMEOUT_MS: '30000',
