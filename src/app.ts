@@ -28,6 +28,7 @@ import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
 import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
+import { httpMetrics, metricsHandler, noteMount } from './rest/metrics.rest.js';
 import {
   authorizationHeader,
   hostHeaderGuard,
@@ -35,6 +36,7 @@ import {
   requestPathGuard,
   restTextGuard,
 } from './rest/request-guard.js';
+import { transportSecurity } from './rest/transport-security.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
 
@@ -64,8 +66,12 @@ export async function createHttpApp(
   // One spelling per path (see src/rest/router.ts): rate-limit classification sees what the router routes.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
-  // Per-IP rate limits need the real client address when Tollgate runs behind a proxy.
+  // Per-IP rate limits need the real client address when Tollgate runs behind a proxy, and the HTTPS
+  // requirement the protocol the client used (X-Forwarded-Proto).
   if (deps.config.trustProxy !== undefined) app.set('trust proxy', deps.config.trustProxy);
+
+  // First, so every answer is counted, refusals included.
+  if (deps.metrics) app.use(httpMetrics(deps.metrics, new Set(['/graphql'])));
 
   app.use(
     pinoHttp({
@@ -94,9 +100,13 @@ export async function createHttpApp(
         const outage = outageOf(res);
         return outage ? { ...value, outage } : value;
       },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+      autoLogging: {
+        ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics',
+      },
     }),
   );
+
+  app.use(transportSecurity(deps.config));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -107,9 +117,11 @@ export async function createHttpApp(
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'up' : 'down' });
   });
 
+  if (deps.metrics) app.get('/metrics', metricsHandler(deps.metrics, deps.config));
+
   // Development only: production requires SMTP_URL, and the guard keeps the mailbox off even if that changes.
   if (deps.mailer instanceof DevMailbox && !deps.config.production) {
-    app.use('/dev', devMailboxRouter(deps.mailer));
+    app.use('/dev', noteMount, devMailboxRouter(deps.mailer));
   }
 
   if (deps.config.graphql.graphiql) app.use(graphiqlRouter());
@@ -142,7 +154,7 @@ export async function createHttpApp(
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
   app.use(jsonBody(BODY_LIMIT));
 
-  app.use('/v1', restTextGuard, v1Router(services));
+  app.use('/v1', noteMount, restTextGuard, v1Router(services));
 
   // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
   // by the request's own logger: the context object plugins see is not always the one built here.
@@ -155,7 +167,7 @@ export async function createHttpApp(
     introspection: deps.config.graphql.introspection,
     formatError: createFormatError(deps.logger, { hideSuggestions }),
     includeStacktraceInErrorResponses: false,
-    // The process owns signal handling (src/main.ts): drain HTTP first, then stop the database.
+    // The process owns signal handling (src/cli.ts): drain HTTP first, then stop the database.
     stopOnTerminationSignals: false,
     validationRules: [depthLimitRule(limits.maxDepth)],
     validationOptions: { hideSuggestions },
@@ -194,6 +206,7 @@ export async function createHttpApp(
   // Apollo with a capped share of the connection pool.
   app.use(
     '/graphql',
+    noteMount,
     documentLimits(limits),
     concurrencyLimit(limits, (req, res, next) =>
       withConnectionShare(limits.maxConnectionsPerRequest, () => graphql(req, res, next)),

@@ -19,6 +19,15 @@ export interface Config {
    * Express's `trust proxy`: a hop count or a list of addresses/subnets. Unset: the TCP peer is the client.
    */
   readonly trustProxy: number | string | undefined;
+  /**
+   * Tollgate terminates TLS itself with this certificate chain and key (PEM files), serving HTTPS only.
+   * In production either this or `trustProxy` must say how HTTPS reaches the service.
+   */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  /** Bearer token that opens `/metrics` in production (open in development); unset: closed there. */
+  readonly metricsToken: string | undefined;
+  /** OTLP/HTTP endpoint traces go to; unset: no tracing, and no OpenTelemetry module is loaded. */
+  readonly otelEndpoint: string | undefined;
   readonly stripe: {
     readonly secretKey: string | undefined;
     readonly webhookSecret: string | undefined;
@@ -125,6 +134,13 @@ const envSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   REDIS_URL: z.string().min(1).optional(),
   TRUST_PROXY: z.string().min(1).optional(),
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  // Read by the OpenTelemetry exporter itself (src/telemetry/tracing.ts); validated here like the rest.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_BSP_SCHEDULE_DELAY: millis.optional(),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
@@ -158,6 +174,9 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** Every variable Tollgate reads (deployment files are checked against it: test/unit/compose.test.ts). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
 /** Parses an environment (default `process.env`) into a frozen Config, or throws one ConfigError naming every problem. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings count as unset, as they do in most deployment tools.
@@ -175,7 +194,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
   }
-  if (parsed.success) problems.push(...timeoutProblems(parsed.data));
+  if (parsed.success)
+    problems.push(...timeoutProblems(parsed.data), ...httpsProblems(parsed.data, production));
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
@@ -198,6 +218,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY && /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY,
+    tls:
+      e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : undefined,
+    metricsToken: e.METRICS_TOKEN,
+    otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,
@@ -259,6 +283,23 @@ function timeoutProblems(e: z.infer<typeof envSchema>): string[] {
     problems.push('DATABASE_CONNECT_TIMEOUT_MS must not exceed DATABASE_ACQUIRE_TIMEOUT_MS');
   }
   return problems;
+}
+
+/**
+ * The interface requires HTTPS for every request, so production must say how HTTPS reaches it: TLS
+ * terminated here (certificate and key) or by a proxy in front (TRUST_PROXY, whose X-Forwarded-Proto is
+ * then believed). Development serves plain HTTP on loopback and needs neither.
+ */
+function httpsProblems(e: z.infer<typeof envSchema>, production: boolean): string[] {
+  if ((e.TLS_CERT_FILE === undefined) !== (e.TLS_KEY_FILE === undefined)) {
+    return ['TLS_CERT_FILE and TLS_KEY_FILE must be set together'];
+  }
+  if (production && e.TLS_CERT_FILE === undefined && e.TRUST_PROXY === undefined) {
+    return [
+      'NODE_ENV=production requires HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE to terminate TLS here, or TRUST_PROXY when a proxy in front terminates it',
+    ];
+  }
+  return [];
 }
 
 function deepFreeze<T extends object>(value: T): T {

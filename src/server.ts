@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createHttpApp } from './app.js';
@@ -16,6 +17,7 @@ import { type PaymentsRuntime, startPayments } from './modules/payments/payments
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { answerClientErrors } from './rest/client-errors.js';
 import { createServices, type Deps, type Services } from './services.js';
+import { Metrics } from './telemetry/metrics.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -102,18 +104,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       mailer,
       rateLimitStore,
       payments: payments.provider,
+      metrics: new Metrics({ processMetrics: true }),
     };
+    deps.metrics?.observePool(orm);
     const services = createServices(deps);
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
-    // Host is checked in the app (src/rest/request-guard.ts), whose 400 carries the error envelope.
-    const httpServer = createServer({ requireHostHeader: false });
+    const httpServer = await createListener(config);
     const { app, apollo } = await createHttpApp(deps, services, httpServer);
     httpServer.on('request', app);
     httpServer.on('clientError', answerClientErrors(logger));
     await listen(httpServer, config.port, config.host);
     const port = (httpServer.address() as AddressInfo).port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    const scheme = config.tls ? 'https' : 'http';
+    const url = `${scheme}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     payments.connectWebhooks(`${url}/v1/webhooks/stripe`);
 
     let closing: Promise<void> | undefined;
@@ -185,6 +189,27 @@ async function seedDemoApp(
     }
     return { appId: app.id, apiKey: apiKey.secret };
   });
+}
+
+/**
+ * Plain HTTP, or HTTPS when Tollgate terminates TLS itself (TLS_CERT_FILE, TLS_KEY_FILE). The files are
+ * read once at start; an unreadable one stops the start with the variable to fix.
+ */
+async function createListener(config: Config): Promise<Server> {
+  // Host is checked in the app (src/rest/request-guard.ts), whose 400 carries the error envelope.
+  if (!config.tls) return createServer({ requireHostHeader: false });
+  const read = async (file: string, variable: string) => {
+    try {
+      return await readFile(file);
+    } catch (error) {
+      throw new ConfigError(
+        `${variable}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? error})`,
+      );
+    }
+  };
+  const cert = await read(config.tls.certFile, 'TLS_CERT_FILE');
+  const key = await read(config.tls.keyFile, 'TLS_KEY_FILE');
+  return createHttpsServer({ cert, key, requireHostHeader: false });
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -22,6 +22,7 @@ import { ProviderNotificationsService } from './modules/subscriptions/provider-n
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
+import type { Metrics } from './telemetry/metrics.js';
 
 /** Everything the core needs from outside, created once per process. */
 export interface Deps {
@@ -37,6 +38,8 @@ export interface Deps {
   readonly rateLimitStore: RateLimitStore;
   /** Stripe through the official SDK: Stripe itself, or the bundled emulator in development and tests. */
   readonly payments: PaymentProvider;
+  /** Prometheus metrics of a serving process; absent in one-shot commands, where nothing is scraped. */
+  readonly metrics?: Metrics;
 }
 
 /** The core services, shared by the REST and GraphQL transports. */
@@ -62,11 +65,17 @@ export interface Services {
 }
 
 export function createServices(deps: Deps): Services {
-  const changes = new ChangeFeed(deps.orm.config.get('clientUrl')!, deps.logger, {
-    timeoutMs: deps.config.database.changeFeedTimeoutMs,
-    connectTimeoutMs: deps.config.database.connectTimeoutMs,
-  });
-  const entitlements = new EntitlementsService(deps.orm, changes);
+  const metrics = deps.metrics;
+  const changes = new ChangeFeed(
+    deps.orm.config.get('clientUrl')!,
+    deps.logger,
+    {
+      timeoutMs: deps.config.database.changeFeedTimeoutMs,
+      connectTimeoutMs: deps.config.database.connectTimeoutMs,
+    },
+    metrics?.feed,
+  );
+  const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'));
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
   const customers = new CustomersService(deps.orm, deps.clock);
@@ -76,7 +85,13 @@ export function createServices(deps: Deps): Services {
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
-    credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken, changes),
+    credentials: new CredentialsService(
+      deps.orm,
+      deps.clock,
+      deps.adminToken,
+      changes,
+      metrics?.cache('sessions'),
+    ),
     customers,
     entitlements,
     invoices: new InvoicesService(deps.orm, deps.payments),
@@ -93,8 +108,12 @@ export function createServices(deps: Deps): Services {
     }),
     organizations,
     plans: new PlansService(deps.orm, deps.payments),
-    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments, customers),
-    rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
+    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments, customers, (outcome) =>
+      metrics?.notification('stripe', outcome),
+    ),
+    rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits, (rule) =>
+      metrics?.rateLimited(rule),
+    ),
     sessions,
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),
     subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.clock, deps.payments),

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { CacheObserver, FeedObserver } from '../telemetry/metrics.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -76,6 +77,7 @@ export class ChangeFeed {
     private readonly databaseUrl: string,
     private readonly logger: Logger,
     private readonly timeouts: ChangeFeedTimeouts = DEFAULT_TIMEOUTS,
+    private readonly observer?: FeedObserver,
   ) {}
 
   listen(listener: ChangeListener): void {
@@ -105,10 +107,14 @@ export class ChangeFeed {
     const expired = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), this.timeouts.timeoutMs);
     });
+    const started = performance.now();
+    let confirmed = false;
     try {
-      return await Promise.race([this.#sync(), expired]);
+      confirmed = await Promise.race([this.#sync(), expired]);
+      return confirmed;
     } finally {
       clearTimeout(timer);
+      this.observer?.synced((performance.now() - started) / 1000, confirmed);
     }
   }
 
@@ -235,6 +241,9 @@ export class ChangeFeed {
   }
 }
 
+/** Entries a FeedCache keeps before dropping its oldest. */
+export const CACHE_MAX_ENTRIES = 10_000;
+
 /**
  * A bounded in-process cache over a ChangeFeed. Entries carry tags; a change drops every entry holding
  * one of the tags `tagsOf(change)` names. Reads wait for `feed.synced()`; without it they load.
@@ -246,7 +255,8 @@ export class FeedCache<V> implements ChangeListener {
   constructor(
     private readonly feed: ChangeFeed,
     private readonly tagsOf: (change: Change) => readonly string[],
-    private readonly maxEntries = 10_000,
+    private readonly maxEntries = CACHE_MAX_ENTRIES,
+    private readonly observer?: CacheObserver,
   ) {
     feed.listen(this);
   }
@@ -263,9 +273,16 @@ export class FeedCache<V> implements ChangeListener {
     keep: (value: V) => boolean = () => true,
     synced?: boolean,
   ): Promise<V> {
-    if (!(synced ?? (await this.feed.synced()))) return load();
+    if (!(synced ?? (await this.feed.synced()))) {
+      this.observer?.('bypass');
+      return load();
+    }
     const hit = this.#entries.get(key);
-    if (hit) return hit.value;
+    if (hit) {
+      this.observer?.('hit');
+      return hit.value;
+    }
+    this.observer?.('miss');
     const version = this.feed.version;
     const value = await load();
     if (keep(value) && this.feed.listening && version === this.feed.version)

@@ -9,10 +9,16 @@ export interface RunResult {
 /** Path of the compiled CLI (`npm test` builds before running). */
 export const CLI = 'dist/src/main.js';
 
-/** Runs the compiled CLI to completion. */
-export function runCli(args: string[], env: Record<string, string | undefined>): Promise<RunResult> {
+/** Runs the compiled CLI to completion (`nodeOptions` go to node itself, before the script). */
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  nodeOptions: string[] = [],
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } });
+    const child = spawn(process.execPath, [...nodeOptions, CLI, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {

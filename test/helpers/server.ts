@@ -46,7 +46,7 @@ export interface TestServerOptions {
  * files can make a healthy query slower than the shipped bounds allow, and such a test must not fail with
  * a 503. The bounds themselves are tested with their shipped defaults (test/security/database-freeze).
  */
-const RELAXED_DATABASE_TIMEOUTS = {
+export const RELAXED_DATABASE_TIMEOUTS = {
   DATABASE_ACQUIRE_TIMEOUT_MS: '15000',
   DATABASE_CONNECT_TIMEOUT_MS: '15000',
   DATABASE_QUERY_TIMEOUT_MS: '30000',
@@ -77,7 +77,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger: createLogger(config.logLevel, options.logDestination),
     seedDemo: false,
   });
-  const http = documentedHttp(server.url);
+  // A production server behind a proxy answers only requests the proxy received over HTTPS: the helpers
+  // say so as a TLS-terminating proxy would (test/security/https.test.ts sends the other cases itself).
+  const forwardedProto = config.production && config.trustProxy !== undefined ? 'https' : undefined;
+  const http = documentedHttp(server.url, forwardedProto);
   const graphql: TestServer['graphql'] = async (query, variables, token) => {
     const req = http.post('/graphql').set('content-type', 'application/json');
     if (token) req.set('authorization', `Bearer ${token}`);
@@ -101,7 +104,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 const HTTP_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
 
 /** supertest whose requests to documented `/v1` paths also assert the answer against the OpenAPI document. */
-function documentedHttp(url: string): ReturnType<typeof request> {
+function documentedHttp(url: string, forwardedProto: string | undefined): ReturnType<typeof request> {
   const agent = request(url);
   return new Proxy(agent, {
     get(target, property, receiver) {
@@ -110,10 +113,29 @@ function documentedHttp(url: string): ReturnType<typeof request> {
         return value;
       return (path: string) => {
         const test = value.call(target, path);
+        if (forwardedProto) test.set('x-forwarded-proto', forwardedProto);
         return matchOpenApiPath(path)
           ? test.expect((res: request.Response) => expectOpenApiResponse(res))
           : test;
       };
     },
   });
+}
+
+/**
+ * What a production start needs besides what startTestServer sets. Stripe and SMTP point at a closed
+ * loopback port: nothing reaches them unless a request needs them. HTTPS is left to the caller
+ * (TRUST_PROXY or TLS_CERT_FILE/TLS_KEY_FILE).
+ */
+export function productionEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    PUBLIC_BASE_URL: 'https://billing.example.com',
+    STRIPE_SECRET_KEY: 'sk_test_unused',
+    STRIPE_WEBHOOK_SECRET: 'whsec_unused',
+    STRIPE_API_BASE: 'http://127.0.0.1:9',
+    SMTP_URL: 'smtp://127.0.0.1:9',
+    MAIL_FROM: 'Billing <billing@example.com>',
+    ...extra,
+  };
 }

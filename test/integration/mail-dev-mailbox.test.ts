@@ -102,6 +102,7 @@ describe('in production', () => {
         MAIL_FROM: 'Login <login@example.com>',
         STRIPE_SECRET_KEY: 'sk_test_unused',
         STRIPE_WEBHOOK_SECRET: 'whsec_unused',
+        TRUST_PROXY: 'loopback',
       },
     });
     try {

@@ -81,6 +81,8 @@ function productionEnv(overrides: Record<string, string> = {}) {
     STRIPE_API_BASE: 'http://127.0.0.1:9',
     SMTP_URL: `smtp://tollgate:${secrets.smtpPassword}@127.0.0.1:2525`,
     MAIL_FROM: 'Billing <billing@example.com>',
+    // Behind a TLS-terminating proxy: requests below say so with X-Forwarded-Proto, as the proxy would.
+    TRUST_PROXY: 'loopback',
     // The most talkative level a production operator might set: every line it writes is checked.
     LOG_LEVEL: 'trace',
     ...overrides,
@@ -92,12 +94,14 @@ function productionEnv(overrides: Record<string, string> = {}) {
 async function exercise(base: string, adminToken: string): Promise<void> {
   const apps = await request(base)
     .post('/graphql')
+    .set('x-forwarded-proto', 'https')
     .set('authorization', `Bearer ${adminToken}`)
     .send({ query: '{ apps { id } }' });
   expect(apps.status).toBe(200);
   expect(Array.isArray(apps.body.data.apps)).toBe(true);
   const forged = await request(base)
     .post('/v1/webhooks/stripe')
+    .set('x-forwarded-proto', 'https')
     .set('content-type', 'application/json')
     .set('stripe-signature', `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`)
     .send('{"id":"evt_forged","type":"checkout.session.completed"}');
@@ -117,7 +121,10 @@ describe('production start', () => {
     expect(banner).not.toContain('API key');
 
     // Advertised as absent because it is absent: a browser gets no GraphiQL page.
-    const page = await request(base).get('/graphql').set('accept', 'text/html');
+    const page = await request(base)
+      .get('/graphql')
+      .set('x-forwarded-proto', 'https')
+      .set('accept', 'text/html');
     expect(page.headers['content-type']).not.toMatch(/html/);
     expect(page.text).not.toContain('GraphiQL');
 
@@ -131,7 +138,10 @@ describe('production start', () => {
     const { env, secrets } = productionEnv({ DATA_DIR: await dataDir(), GRAPHIQL: 'true' });
     const { proc, base } = await serve(env);
     expect(proc.output.stdout).toContain(`GraphiQL     ${base}/graphql\n`);
-    const page = await request(base).get('/graphql').set('accept', 'text/html');
+    const page = await request(base)
+      .get('/graphql')
+      .set('x-forwarded-proto', 'https')
+      .set('accept', 'text/html');
     expect(page.status).toBe(200);
     expect(page.text).toContain('Loading GraphiQL');
 

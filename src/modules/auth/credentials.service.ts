@@ -3,7 +3,8 @@ import type { Clock } from '../../core/clock.js';
 import { UnauthorizedError } from '../../core/errors.js';
 import { ANONYMOUS, type OrgRole, type Principal } from '../../core/principal.js';
 import { API_KEY_PREFIX, hashSecret, SESSION_TOKEN_PREFIX, secretsEqual } from '../../core/tokens.js';
-import { type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import type { CacheObserver } from '../../telemetry/metrics.js';
 
 /** How stale an API key's `lastUsedAt` may be: each instance writes it at most once per key in this time. */
 const LAST_USED_GRANULARITY_MS = 60_000;
@@ -55,8 +56,9 @@ export class CredentialsService {
     private readonly clock: Clock,
     private readonly adminToken: string,
     changes: ChangeFeed,
+    observer?: CacheObserver,
   ) {
-    this.#sessions = new FeedCache(changes, staleSessions);
+    this.#sessions = new FeedCache(changes, staleSessions, CACHE_MAX_ENTRIES, observer);
     this.#apiKeys = new FeedCache(changes, staleApiKeys);
   }
 

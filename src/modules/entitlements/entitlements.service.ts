@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
-import { type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import type { CacheObserver } from '../../telemetry/metrics.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
 import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
@@ -84,8 +85,9 @@ export class EntitlementsService {
   constructor(
     private readonly orm: MikroORM,
     private readonly changes: ChangeFeed,
+    observer?: CacheObserver,
   ) {
-    this.#cache = new FeedCache(changes, staleBy);
+    this.#cache = new FeedCache(changes, staleBy, CACHE_MAX_ENTRIES, observer);
     this.#customers = knownCustomers(changes);
   }
 

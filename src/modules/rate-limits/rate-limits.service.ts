@@ -56,6 +56,8 @@ export class RateLimitsService {
   constructor(
     private readonly store: RateLimitStore,
     limits: Config['rateLimits'],
+    /** Told of every refusal, by rule name (`field` for a GraphQL field budget), for the metrics. */
+    private readonly onRejected: (rule: string) => void = () => undefined,
   ) {
     this.#rules = {
       apiKey: { name: 'api-key', points: limits.apiKey, windowSeconds: WINDOW_SECONDS },
@@ -91,6 +93,7 @@ export class RateLimitsService {
   /** Counts one HTTP request (REST or GraphQL alike) and reports the caller's remaining allowance. */
   async consumeRequest(subject: RateLimitSubject): Promise<RequestAllowance> {
     const outcome = await this.store.consume(subject.rule, subject.key);
+    if (!outcome.allowed) this.onRejected(subject.rule.name);
     const now = Date.now();
     return {
       allowed: outcome.allowed,
@@ -115,6 +118,9 @@ export class RateLimitsService {
       },
       { max: limit.max, window: limit.window, identityArgs: limit.identityArgs },
     );
-    if (refused !== undefined) throw new RateLimitedError(refused);
+    if (refused !== undefined) {
+      this.onRejected('field');
+      throw new RateLimitedError(refused);
+    }
   }
 }

@@ -1,6 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import type { NotificationOutcome } from '../../telemetry/metrics.js';
 import { App } from '../apps/app.entity.js';
 import { type CheckoutBuyer, decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
 import { Customer } from '../customers/customer.entity.js';
@@ -30,6 +32,8 @@ export class ProviderNotificationsService {
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
     private readonly customers: CustomersService,
+    /** Told how each notification ended, for the metrics. */
+    private readonly onOutcome: (outcome: NotificationOutcome) => void = () => undefined,
   ) {}
 
   /**
@@ -38,6 +42,20 @@ export class ProviderNotificationsService {
    * work later (the database, Stripe, a record not there yet) fails (500) so Stripe delivers it again.
    */
   async handleStripeNotification(
+    rawBody: Buffer,
+    signature: string | undefined,
+  ): Promise<{ applied: boolean }> {
+    try {
+      const result = await this.#handleStripeNotification(rawBody, signature);
+      this.onOutcome(result.applied ? 'applied' : 'ignored');
+      return result;
+    } catch (error) {
+      this.onOutcome(error instanceof ValidationError ? 'refused' : 'failed');
+      throw error;
+    }
+  }
+
+  async #handleStripeNotification(
     rawBody: Buffer,
     signature: string | undefined,
   ): Promise<{ applied: boolean }> {
