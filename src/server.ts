@@ -10,6 +10,7 @@ import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from
 import type { EmbeddedPostgres } from './core/embedded-postgres.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
+import { databaseFailure, listenFailure } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
@@ -44,8 +45,8 @@ export interface StartOptions {
 export async function openDatabase(
   config: Config,
   logger: Logger,
-): Promise<{ url: string; embedded?: EmbeddedPostgres }> {
-  if (config.databaseUrl) return { url: config.databaseUrl };
+): Promise<{ url: string; source: string; embedded?: EmbeddedPostgres }> {
+  if (config.databaseUrl) return { url: config.databaseUrl, source: 'DATABASE_URL' };
   const dir = path.join(config.dataDir, 'postgres');
   logger.info({ dir }, 'DATABASE_URL is not set: starting embedded PostgreSQL');
   const { startEmbeddedPostgres, EmbeddedPostgresMissingError } = await import('./core/embedded-postgres.js');
@@ -56,7 +57,26 @@ export async function openDatabase(
     // Reported like any other setting to fix: one line, no stack.
     throw error instanceof EmbeddedPostgresMissingError ? new ConfigError(error.message) : error;
   });
-  return { url: embedded.url, embedded };
+  return { url: embedded.url, source: 'embedded PostgreSQL', embedded };
+}
+
+/**
+ * Connects and proves the connection with one query: MikroORM connects lazily, so without it an
+ * unreachable database would surface later, deep in a migration, as a stack trace. Here it fails once,
+ * naming the server and the setting to fix.
+ */
+export async function connectDatabase(
+  database: { url: string; source: string },
+  options?: Parameters<typeof connect>[1],
+): Promise<Orm> {
+  const orm = await connect(database.url, options);
+  try {
+    await orm.em.getConnection().execute('select 1');
+  } catch (error) {
+    await orm.close(true).catch(() => undefined);
+    throw databaseFailure(error, database.url, database.source);
+  }
+  return orm;
 }
 
 /** ADMIN_TOKEN, or in development a token generated once and kept in DATA_DIR so restarts reuse it. */
@@ -77,7 +97,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let rateLimitStore: RateLimitStore | undefined;
   let payments: PaymentsRuntime | undefined;
   try {
-    orm = await connect(database.url, timeoutOptions(config.database));
+    orm = await connectDatabase(database, timeoutOptions(config.database));
     const applied = await migrateUnbounded(orm);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
@@ -106,7 +126,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const httpServer = createServer();
     const { app, apollo } = await createHttpApp(deps, services, httpServer);
     httpServer.on('request', app);
-    await listen(httpServer, config.port, config.host);
+    await listen(httpServer, config.port, config.host).catch((error: unknown) => {
+      throw listenFailure(error, { port: config.port, host: config.host, variable: 'PORT' });
+    });
     const port = (httpServer.address() as AddressInfo).port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     payments.connectWebhooks(`${url}/v1/webhooks/stripe`);

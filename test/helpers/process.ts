@@ -9,10 +9,17 @@ export interface RunResult {
 /** Path of the compiled CLI (`npm test` builds before running). */
 export const CLI = 'dist/src/main.js';
 
-/** Runs the compiled CLI to completion. */
-export function runCli(args: string[], env: Record<string, string | undefined>): Promise<RunResult> {
+/** The `tollgate` command as installed (package.json `bin`): builds dist/ only when it is stale. */
+export const BIN = 'bin/tollgate.js';
+
+/** Runs the compiled CLI to completion (or another entry script, such as BIN). */
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  entry: string = CLI,
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } });
+    const child = spawn(process.execPath, [entry, ...args], { env: { PATH: process.env.PATH, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
