@@ -26,17 +26,17 @@ export function requirementMode(
 
 /** `describe`, unless the requirement is missing: then skipped with the reason, or failed when all tests are required. */
 export function describeRequiring(requirement: Requirement, name: string, fn: () => void): void {
-  switch (requirementMode(requirement)) {
-    case 'run':
-      return describe(name, fn);
-    case 'skip':
-      return describe.skip(`${name} (skipped: ${requirement.missing})`, fn);
-    case 'fail':
-      return describe(name, () => {
-        it(`has what it needs (${REQUIRE_ALL_VARIABLE}=1)`, () => {
-          throw new Error(`${REQUIRE_ALL_VARIABLE}=1 and ${requirement.missing}`);
-        });
+  const mode = requirementMode(requirement);
+  if (mode === 'run') {
+    describe(name, fn);
+  } else if (mode === 'skip') {
+    describe.skip(`${name} (skipped: ${requirement.missing})`, fn);
+  } else {
+    describe(name, () => {
+      it(`has what it needs (${REQUIRE_ALL_VARIABLE}=1)`, () => {
+        throw new Error(`${REQUIRE_ALL_VARIABLE}=1 and ${requirement.missing}`);
       });
+    });
   }
 }
 
