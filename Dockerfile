@@ -28,6 +28,8 @@ WORKDIR /app
 COPY --from=deps --chown=root:root /app/package.json ./
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+# Served at GET /openapi.yaml.
+COPY --chown=root:root schema/openapi.yaml ./schema/openapi.yaml
 USER node
 EXPOSE 4000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \

@@ -22,6 +22,7 @@ import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/payments/stripe-webhook.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
+import { serviceIndexHandler, serviceIndexRouter } from './rest/service-index.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
 
@@ -90,6 +91,8 @@ export async function createHttpApp(
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', database: ok ? 'up' : 'down' });
   });
 
+  app.use(serviceIndexRouter(deps.config));
+
   // Development only: production requires SMTP_URL, and the guard keeps the mailbox off even if that changes.
   if (deps.mailer instanceof DevMailbox && !deps.config.production) {
     app.use('/dev', devMailboxRouter(deps.mailer));
@@ -123,6 +126,8 @@ export async function createHttpApp(
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
   app.use(express.json({ limit: BODY_LIMIT }));
 
+  // Exactly `/v1` (and `/v1/`): counted and credential-checked like every /v1 answer; no other path changes.
+  app.get('/v1', serviceIndexHandler(deps.config));
   app.use('/v1', v1Router(services));
 
   // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
