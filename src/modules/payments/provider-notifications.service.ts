@@ -39,7 +39,16 @@ export class ProviderNotificationsService {
     rawBody: Buffer,
     signature: string | undefined,
   ): Promise<{ applied: boolean }> {
-    const event = this.payments.verifyEvent(rawBody, signature);
+    return this.applyStripeNotification(this.verifyStripeNotification(rawBody, signature));
+  }
+
+  /** The first half of `handleStripeNotification`, so the receiver can name the event before applying it. */
+  verifyStripeNotification(rawBody: Buffer, signature: string | undefined): ProviderEvent {
+    return this.payments.verifyEvent(rawBody, signature);
+  }
+
+  /** Applies a verified notification; `applied: false` when it was a duplicate or none of Tollgate's business. */
+  async applyStripeNotification(event: ProviderEvent): Promise<{ applied: boolean }> {
     switch (event.kind) {
       case 'checkout_completed':
         return this.#checkoutCompleted(event, event.session);
