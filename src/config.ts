@@ -37,6 +37,8 @@ export interface Config {
   };
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
   readonly logLevel: string;
+  /** LOG_FORMAT; unset, the process decides (pretty at a development terminal, else JSON). */
+  readonly logFormat: 'json' | 'pretty' | undefined;
 }
 
 /**
@@ -110,6 +112,7 @@ const envSchema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   GRAPHIQL: flag.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
 
 /** Parses an environment (default `process.env`) into a frozen Config, or throws one ConfigError naming every problem. */
@@ -172,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       graphiql: e.GRAPHIQL ?? !production,
     },
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
   return deepFreeze(config);
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { systemClock } from './core/clock.js';
 import { migrate, withContext } from './core/db.js';
 import { DomainError, ValidationError } from './core/errors.js';
-import { createLogger } from './core/logger.js';
+import { chooseLogFormat, createLogger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { listenFailure, StartupError } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
@@ -93,7 +94,16 @@ async function serve(): Promise<void> {
 /** Runs a one-shot command against the configured database with the operator's authority. */
 async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  // On stderr: a JSON command's stdout is its JSON and nothing else.
+  const logger = createLogger(
+    process.env.LOG_LEVEL ?? 'warn',
+    pino.destination({ dest: 2, sync: true }),
+    chooseLogFormat({
+      requested: config.logFormat,
+      production: config.production,
+      terminal: process.stderr.isTTY === true,
+    }),
+  );
   const database = await openDatabase(config, logger);
   const orm = await connectDatabase(database);
   try {
@@ -189,7 +199,15 @@ async function runStripeEmulator(args: string[]): Promise<void> {
     port,
     host: config.host,
     webhook: { url: webhookUrl, secret },
-    logger: createLogger(config.logLevel),
+    logger: createLogger(
+      config.logLevel,
+      undefined,
+      chooseLogFormat({
+        requested: config.logFormat,
+        production: config.production,
+        terminal: process.stdout.isTTY === true,
+      }),
+    ),
     stateFile: values.state,
   }).catch((error: unknown) => {
     const variable = values.port !== undefined ? '--port' : 'STRIPE_EMULATOR_PORT';

@@ -8,7 +8,7 @@ import { type Config, ConfigError } from './config.js';
 import { type Clock, systemClock } from './core/clock.js';
 import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './core/db.js';
 import type { EmbeddedPostgres } from './core/embedded-postgres.js';
-import { createLogger, type Logger } from './core/logger.js';
+import { chooseLogFormat, createLogger, type Logger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { databaseFailure, listenFailure } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
@@ -91,7 +91,17 @@ async function resolveAdminToken(config: Config): Promise<string> {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger =
+    options.logger ??
+    createLogger(
+      config.logLevel,
+      undefined,
+      chooseLogFormat({
+        requested: config.logFormat,
+        production: config.production,
+        terminal: process.stdout.isTTY === true,
+      }),
+    );
   const database = await openDatabase(config, logger);
   let orm: Orm | undefined;
   let rateLimitStore: RateLimitStore | undefined;

@@ -155,8 +155,35 @@ describe('serve', () => {
     socket.write(body.slice(5));
 
     expect(await proc.exited).toBe(0);
+    // Piped output is for programs: the log lines around the banner are JSON.
+    expect(proc.output.stdout).toMatch(/^\{.*"msg":"shutting down: finishing in-flight requests"/m);
     expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/);
     expect(response).toContain('{"data":{"apps":');
     socket.destroy();
+  });
+});
+
+describe('serve with LOG_FORMAT=pretty', () => {
+  it('logs lines for reading instead of JSON, even when piped', async () => {
+    const proc = startCli(['serve'], {
+      ...env(),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'pretty',
+      PORT: '0',
+      ADMIN_TOKEN: 'cli-test-admin-token-0123456789',
+      DATA_DIR: `/tmp/tollgate-cli-pretty-${process.pid}`,
+      STRIPE_EMULATOR_PORT: '0',
+    });
+    await eventually(() => (proc.output.stdout.includes('Tollgate is running') ? true : undefined), {
+      what: 'the banner',
+      timeoutMs: 20_000,
+    });
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    expect(proc.output.stdout).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: shutting down: finishing in-flight requests$/m,
+    );
+    expect(proc.output.stdout).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: stopped$/m);
+    expect(proc.output.stdout).not.toMatch(/^\{/m);
   });
 });
