@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
@@ -12,16 +15,26 @@ import { databaseReady } from './core/db.js';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { redactUrl } from './core/logger.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
+import { shareConnectionsPerRequest, withConnectionShare } from './graphql/connection-share.js';
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
+import { inputValuesPlugin } from './graphql/input-values.js';
+import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { getSchema } from './graphql/schema.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/payments/stripe-webhook.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
+import {
+  authorizationHeader,
+  hostHeaderGuard,
+  jsonBody,
+  requestPathGuard,
+  restTextGuard,
+} from './rest/request-guard.js';
 import { serviceIndexHandler, serviceIndexRouter } from './rest/service-index.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
@@ -37,8 +50,9 @@ export const BODY_LIMIT = '100kb';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * The HTTP application: request id + log → unit of work → credentials → rate limit → body → routes (/v1,
- * /graphql) → error envelope. Returned with a `stop` that drains GraphQL; the caller owns the listening server.
+ * The HTTP application: request id + log → unit of work → credentials → rate limit → path and body checks
+ * (src/rest/request-guard.ts) → routes (/v1, /graphql) → error envelope. Returned with a `stop` that drains
+ * GraphQL; the caller owns the listening server.
  */
 export async function createHttpApp(
   deps: Deps,
@@ -48,6 +62,9 @@ export async function createHttpApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // One spelling per path (see src/rest/router.ts): rate-limit classification sees what the router routes.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   // Per-IP rate limits need the real client address when Tollgate runs behind a proxy.
   if (deps.config.trustProxy !== undefined) app.set('trust proxy', deps.config.trustProxy);
 
@@ -105,9 +122,10 @@ export async function createHttpApp(
 
   app.use(async (req: Request, _res: Response, next: NextFunction) => {
     try {
-      req.principal = await services.credentials.resolve(req.headers.authorization);
+      req.principal = await services.credentials.resolve(authorizationHeader(req));
     } catch (error) {
-      // Answered (401) by the rate-limit middleware once counted, so a 401 carries the limit headers too.
+      // Answered (401, or 400 for two Authorization headers) by the rate-limit middleware once counted,
+      // so these answers carry the limit headers too.
       req.principal = ANONYMOUS;
       req.credentialError = error;
     }
@@ -115,6 +133,7 @@ export async function createHttpApp(
   });
 
   app.use(rateLimitMiddleware(services.rateLimits));
+  app.use(hostHeaderGuard, requestPathGuard);
 
   // Stripe signs the exact bytes it sends, so its notifications are read raw, ahead of the JSON parser.
   app.post(
@@ -124,40 +143,66 @@ export async function createHttpApp(
   );
 
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
-  app.use(express.json({ limit: BODY_LIMIT }));
+  app.use(jsonBody(BODY_LIMIT));
 
-  // Exactly `/v1` (and `/v1/`): counted and credential-checked like every /v1 answer; no other path changes.
-  app.get('/v1', serviceIndexHandler(deps.config));
-  app.use('/v1', v1Router(services));
+  // Exactly `/v1` (strict routing): guarded, counted and credential-checked like every /v1 answer; no
+  // other path changes.
+  app.get('/v1', restTextGuard, serviceIndexHandler(deps.config));
+  app.use('/v1', restTextGuard, v1Router(services));
 
   // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
   // by the request's own logger: the context object plugins see is not always the one built here.
   const responses = new WeakMap<GraphQLContext['log'], Response>();
+  const limits = deps.config.graphqlLimits;
+  // Without introspection the schema is not public, so errors must not hint at it either.
+  const hideSuggestions = !deps.config.graphql.introspection;
   const apollo = new ApolloServer<GraphQLContext>({
     schema: await getSchema(),
     introspection: deps.config.graphql.introspection,
-    formatError: createFormatError(deps.logger),
+    formatError: createFormatError(deps.logger, { hideSuggestions }),
     includeStacktraceInErrorResponses: false,
     // The process owns signal handling (src/main.ts): drain HTTP first, then stop the database.
     stopOnTerminationSignals: false,
-    validationRules: [depthLimitRule()],
+    validationRules: [depthLimitRule(limits.maxDepth)],
+    validationOptions: { hideSuggestions },
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
-      complexityLimitPlugin(),
+      // Apollo's cache-control plugin hooks the resolution of every field (a wrapper per scalar of every
+      // row), only to conclude what is always true here, since no field declares a cache hint: the
+      // answer must not be stored. That conclusion is set directly instead.
+      ApolloServerPluginCacheControlDisabled(),
+      {
+        async requestDidStart() {
+          return {
+            async willSendResponse({ response }) {
+              response.http.headers.set('cache-control', 'no-store');
+            },
+          };
+        },
+      },
+      complexityLimitPlugin<GraphQLContext>((context) => budgetOf(limits, context.principal)),
+      inputValuesPlugin(),
       outageLogPlugin(responses),
     ],
   });
   await apollo.start();
+  await shareConnectionsPerRequest(deps.orm);
+  const graphql = expressMiddleware(apollo, {
+    context: async ({ req, res }) => {
+      const context = createGraphQLContext(req, services, deps.orm);
+      responses.set(context.log, res);
+      return context;
+    },
+  });
+  // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
+  // Apollo with a capped share of the connection pool.
   app.use(
     '/graphql',
-    expressMiddleware(apollo, {
-      context: async ({ req, res }) => {
-        const context = createGraphQLContext(req, services, deps.orm);
-        responses.set(context.log, res);
-        return context;
-      },
-    }),
+    documentLimits(limits),
+    concurrencyLimit(limits, (req, res, next) =>
+      withConnectionShare(limits.maxConnectionsPerRequest, () => graphql(req, res, next)),
+    ),
   );
 
   app.use(notFoundHandler);

@@ -36,6 +36,7 @@ export interface Config {
     readonly keyPrefix: string;
   };
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
+  readonly graphqlLimits: GraphQLLimits;
   readonly logLevel: string;
   /** LOG_FORMAT; unset, the process decides (pretty at a development terminal, else JSON). */
   readonly logFormat: 'json' | 'pretty' | undefined;
@@ -61,6 +62,34 @@ export interface DatabaseTimeouts {
   readonly changeFeedTimeoutMs: number;
   /** The `/readyz` probe. */
   readonly readinessTimeoutMs: number;
+}
+
+/** What one GraphQL document may ask for; anonymous callers get their own, tighter budget. */
+export interface GraphQLBudget {
+  /** Bytes of the `query` text, checked before it is parsed. */
+  readonly maxDocumentBytes: number;
+  readonly maxAliases: number;
+  readonly maxFragmentSpreads: number;
+  /** Field selections written in the document (bounds the work of GraphQL's own validation). */
+  readonly maxFields: number;
+  /** Estimated size of the answer (see `estimateCost` in src/graphql/hardening.ts). */
+  readonly maxComplexity: number;
+  /** Root fields and per-parent field resolvers the operation runs: each is a trip to the database. */
+  readonly maxResolverCalls: number;
+}
+
+export interface GraphQLLimits {
+  readonly authenticated: GraphQLBudget;
+  readonly anonymous: GraphQLBudget;
+  readonly maxDepth: number;
+  /** GraphQL requests one credential (or one IP without credential) may have running at once. */
+  readonly maxConcurrentPerCredential: number;
+  /** Requests of one credential waiting for a turn; more are refused at once (429). */
+  readonly maxQueuedPerCredential: number;
+  /** How long a request waits for a turn before it is refused (429). */
+  readonly queueTimeoutMs: number;
+  /** Database connections one GraphQL request may hold at once (the pool has 20). */
+  readonly maxConnectionsPerRequest: number;
 }
 
 export class ConfigError extends Error {}
@@ -111,6 +140,23 @@ const envSchema = z.object({
   RATE_LIMIT_KEY_PREFIX: z.string().min(1).default('tollgate:rl'),
   GRAPHQL_INTROSPECTION: flag.optional(),
   GRAPHIQL: flag.optional(),
+  GRAPHQL_MAX_DOCUMENT_BYTES: positive.default(16_384),
+  GRAPHQL_ANONYMOUS_MAX_DOCUMENT_BYTES: positive.default(8_192),
+  GRAPHQL_MAX_ALIASES: positive.default(30),
+  GRAPHQL_ANONYMOUS_MAX_ALIASES: positive.default(10),
+  GRAPHQL_MAX_FRAGMENT_SPREADS: positive.default(100),
+  GRAPHQL_ANONYMOUS_MAX_FRAGMENT_SPREADS: positive.default(40),
+  GRAPHQL_MAX_FIELDS: positive.default(500),
+  GRAPHQL_ANONYMOUS_MAX_FIELDS: positive.default(250),
+  GRAPHQL_MAX_DEPTH: positive.default(10),
+  GRAPHQL_MAX_COMPLEXITY: positive.default(5000),
+  GRAPHQL_ANONYMOUS_MAX_COMPLEXITY: positive.default(1000),
+  GRAPHQL_MAX_RESOLVER_CALLS: positive.default(20),
+  GRAPHQL_ANONYMOUS_MAX_RESOLVER_CALLS: positive.default(5),
+  GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL: positive.default(2),
+  GRAPHQL_MAX_QUEUED_PER_CREDENTIAL: z.coerce.number().int().min(0).default(32),
+  GRAPHQL_QUEUE_TIMEOUT_MS: positive.default(5000),
+  GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: positive.default(2),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -173,6 +219,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphql: {
       introspection: e.GRAPHQL_INTROSPECTION ?? !production,
       graphiql: e.GRAPHIQL ?? !production,
+    },
+    graphqlLimits: {
+      authenticated: {
+        maxDocumentBytes: e.GRAPHQL_MAX_DOCUMENT_BYTES,
+        maxAliases: e.GRAPHQL_MAX_ALIASES,
+        maxFragmentSpreads: e.GRAPHQL_MAX_FRAGMENT_SPREADS,
+        maxFields: e.GRAPHQL_MAX_FIELDS,
+        maxComplexity: e.GRAPHQL_MAX_COMPLEXITY,
+        maxResolverCalls: e.GRAPHQL_MAX_RESOLVER_CALLS,
+      },
+      anonymous: {
+        maxDocumentBytes: e.GRAPHQL_ANONYMOUS_MAX_DOCUMENT_BYTES,
+        maxAliases: e.GRAPHQL_ANONYMOUS_MAX_ALIASES,
+        maxFragmentSpreads: e.GRAPHQL_ANONYMOUS_MAX_FRAGMENT_SPREADS,
+        maxFields: e.GRAPHQL_ANONYMOUS_MAX_FIELDS,
+        maxComplexity: e.GRAPHQL_ANONYMOUS_MAX_COMPLEXITY,
+        maxResolverCalls: e.GRAPHQL_ANONYMOUS_MAX_RESOLVER_CALLS,
+      },
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxConcurrentPerCredential: e.GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL,
+      maxQueuedPerCredential: e.GRAPHQL_MAX_QUEUED_PER_CREDENTIAL,
+      queueTimeoutMs: e.GRAPHQL_QUEUE_TIMEOUT_MS,
+      maxConnectionsPerRequest: e.GRAPHQL_MAX_CONNECTIONS_PER_REQUEST,
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -15,6 +15,7 @@ import { randomSecret } from './core/tokens.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
+import { answerClientErrors } from './rest/client-errors.js';
 import { createServices, type Deps, type Services } from './services.js';
 
 export interface RunningServer {
@@ -133,9 +134,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const services = createServices(deps);
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
-    const httpServer = createServer();
+    // Host is checked in the app (src/rest/request-guard.ts), whose 400 carries the error envelope.
+    const httpServer = createServer({ requireHostHeader: false });
     const { app, apollo } = await createHttpApp(deps, services, httpServer);
     httpServer.on('request', app);
+    httpServer.on('clientError', answerClientErrors(logger));
     await listen(httpServer, config.port, config.host).catch((error: unknown) => {
       throw listenFailure(error, { port: config.port, host: config.host, variable: 'PORT' });
     });

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import querystring from 'node:querystring';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
@@ -35,16 +36,60 @@ function loadPretty(): PrettyFactory | undefined {
   }
 }
 
-/** Query parameters whose values are secrets and never reach a log line. */
-const SECRET_QUERY_PARAMS = ['token', 'api_key', 'apiKey', 'session_token'];
+/**
+ * A query parameter is secret when its decoded name, lower-cased and stripped of everything but letters,
+ * contains one of these words, so `token`, `Token[]`, `%74oken`, `api-key`, `x_api_key[0]` and
+ * `magicLinkToken` all are. Broad on purpose: over-redacting a log line costs nothing.
+ */
+const SECRET_NAME = /token|key|secret|passw|signature|auth|credential|session|cookie/;
 
-/** Replaces secret query values in a URL path (`/verify?token=abc` → `/verify?token=[redacted]`). */
+/** Tollgate's own secrets (API keys, session and magic-link tokens, the admin token), wherever they appear. */
+const SECRET_VALUE = /tg_[a-z]+_[A-Za-z0-9_-]+/;
+
+/** What replaces a secret in a logged URL (percent-encoded, as the rest of the URL is). */
+const REDACTED = '%5Bredacted%5D';
+
+function secretName(name: string): boolean {
+  return SECRET_NAME.test(
+    decode(name)
+      .toLowerCase()
+      .replace(/[^a-z]/g, ''),
+  );
+}
+
+function secretValue(text: string): boolean {
+  return SECRET_VALUE.test(decode(text));
+}
+
+/** Decodes exactly as Express's query parser does (lenient with malformed escapes), so names match what the app reads. */
+function decode(text: string): string {
+  return querystring.unescape(text.replace(/\+/g, ' '));
+}
+
+/**
+ * The URL as it may be logged: every query parameter whose name looks secret gets `[redacted]` as its
+ * value, whatever its spelling (case, percent-encoding, `[]` suffixes, repeats); a parameter or path
+ * holding one of Tollgate's secrets under any name is replaced too. Names and values are compared
+ * decoded, as the app reads them.
+ */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q === -1) return url;
-  const params = new URLSearchParams(url.slice(q + 1));
-  for (const name of SECRET_QUERY_PARAMS) if (params.has(name)) params.set(name, '[redacted]');
-  return `${url.slice(0, q)}?${params.toString()}`;
+  const path = q === -1 ? url : url.slice(0, q);
+  const safePath = secretValue(path)
+    ? decode(path).replaceAll(new RegExp(SECRET_VALUE, 'g'), REDACTED)
+    : path;
+  if (q === -1) return safePath;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const name = eq === -1 ? part : part.slice(0, eq);
+      if (secretValue(name)) return REDACTED;
+      if (eq === -1) return part;
+      return secretName(name) || secretValue(part.slice(eq + 1)) ? `${name}=${REDACTED}` : part;
+    });
+  return `${safePath}?${query.join('&')}`;
 }
 
 /**
@@ -83,6 +128,13 @@ export function createLogger(
           '*.sessionToken',
           '*.apiKey',
           '*.secret',
+          '*.password',
+          '*.authorization',
+          '*.cookie',
+          '*["stripe-signature"]',
+          // Body-parser and the HTTP parser attach what they read (the raw body, the raw request bytes).
+          'err.body',
+          'err.rawPacket',
         ],
         censor: '[redacted]',
       },

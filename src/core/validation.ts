@@ -28,3 +28,110 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   ].filter(Boolean);
   throw new ValidationError([...new Set(messages)].join('; '), { fields });
 }
+
+/**
+ * Deepest nesting of objects and arrays a JSON input may have. Real inputs (metadata, GraphQL variables)
+ * are a few levels deep; deeper values only make the recursive code behind us (schema checks, JSON
+ * serialisation, PostgreSQL's jsonb) work harder or overflow.
+ */
+export const MAX_INPUT_DEPTH = 32;
+
+/** Why an input cannot be taken as it is, and where (`body.metadata.note`, `query.email`, `path`). */
+export interface InputProblem {
+  readonly at: string;
+  readonly problem: string;
+}
+
+const NUL = 'contains a NUL character (U+0000), which cannot be stored';
+const LONE_SURROGATE = 'contains an unpaired UTF-16 surrogate, which is not valid Unicode';
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one (code units, no `u` flag). */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What is wrong with one piece of text, if anything: PostgreSQL refuses NUL, and UTF-8 has no lone surrogates. */
+export function textProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return NUL;
+  if (UNPAIRED_SURROGATE.test(text)) return LONE_SURROGATE;
+  return undefined;
+}
+
+/** A readable path segment: user-chosen keys are shown only when short and plain, never echoed raw. */
+function segment(key: string | number): string {
+  if (typeof key === 'number') return `[${key}]`;
+  return /^[A-Za-z0-9_$-]{1,40}$/.test(key) ? `.${key}` : '.<key>';
+}
+
+/**
+ * The first part of a decoded input (a JSON body, parsed query parameters, GraphQL variables) that
+ * PostgreSQL or JSON cannot take faithfully: text with NUL or lone surrogates (in values and keys),
+ * numbers that are not finite (`1e400` parses to Infinity and would be stored as null), nesting deeper
+ * than `maxDepth`. Walks with an explicit stack, so hostile depth cannot overflow the call stack.
+ * `text: false` leaves text to a later layer (GraphQL checks its own argument values).
+ */
+export function findInputProblem(
+  value: unknown,
+  root: string,
+  options: { readonly text?: boolean; readonly maxDepth?: number } = {},
+): InputProblem | undefined {
+  const checkText = options.text ?? true;
+  const maxDepth = options.maxDepth ?? MAX_INPUT_DEPTH;
+  const stack: { value: unknown; at: string; depth: number }[] = [{ value, at: root, depth: 0 }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    const current = item.value;
+    if (typeof current === 'string') {
+      const problem = checkText ? textProblem(current) : undefined;
+      if (problem) return { at: item.at, problem };
+    } else if (typeof current === 'number') {
+      if (!Number.isFinite(current)) {
+        return { at: item.at, problem: 'is a number too large to be represented (finite doubles only)' };
+      }
+    } else if (typeof current === 'object' && current !== null) {
+      if (item.depth >= maxDepth) {
+        return { at: item.at, problem: `is nested more than ${maxDepth} levels deep` };
+      }
+      const entries: [string | number, unknown][] = Array.isArray(current)
+        ? current.map((v, i) => [i, v])
+        : Object.entries(current);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        if (checkText && typeof key === 'string') {
+          const problem = textProblem(key);
+          if (problem) return { at: item.at, problem: `has a key that ${problem}` };
+        }
+        stack.push({ value: child, at: `${item.at}${segment(key)}`, depth: item.depth + 1 });
+      }
+    }
+  }
+  return undefined;
+}
+
+/** `body.email: contains a NUL character …`: the message of the 400 that refuses such an input. */
+export function describeInputProblem({ at, problem }: InputProblem): string {
+  return `${at}: ${problem}`;
+}
+
+/**
+ * Whether UTF-8 JSON text nests objects/arrays deeper than `maxDepth`, found by one linear scan of the
+ * raw bytes before anything is parsed (brackets inside strings do not count; in UTF-8 an ASCII byte is
+ * never part of another character).
+ */
+export function jsonNestingExceeds(bytes: Uint8Array, maxDepth: number = MAX_INPUT_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (inString) {
+      // A backslash escapes the next byte, whatever it is.
+      if (byte === 0x5c) i++;
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x7b || byte === 0x5b) {
+      if (++depth > maxDepth) return true;
+    } else if (byte === 0x7d || byte === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}

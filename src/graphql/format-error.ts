@@ -42,7 +42,20 @@ const CLIENT_ERROR_CODES = new Set([
   // Tollgate's own limits (src/graphql/hardening.ts).
   'QUERY_TOO_DEEP',
   'QUERY_TOO_COMPLEX',
+  'QUERY_TOO_EXPENSIVE',
 ]);
+
+/** graphql-js's "Did you mean …?" hints, which name fields, arguments, types and enum values. */
+const SUGGESTION = / ?Did you mean [^?]*\?/g;
+
+export interface FormatErrorOptions {
+  /**
+   * Drop suggestions from client error messages: with introspection off, they would give the schema
+   * away one guess at a time. Validation is also told to make none (`hideSuggestions`); this covers
+   * the messages produced while coercing variables, which Apollo does not let us configure.
+   */
+  readonly hideSuggestions?: boolean;
+}
 
 /**
  * The single GraphQL error mapper: domain errors (database outages included, see `asDomainError`) keep
@@ -50,7 +63,7 @@ const CLIENT_ERROR_CODES = new Set([
  * bug, logged and answered without detail. An outage is not logged here: the request's access-log line
  * reports it (src/app.ts), once.
  */
-export function createFormatError(log: Logger) {
+export function createFormatError(log: Logger, options: FormatErrorOptions = {}) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     const domain = asDomainError(original);
@@ -65,7 +78,7 @@ export function createFormatError(log: Logger) {
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && CLIENT_ERROR_CODES.has(code)) {
       return {
-        message: formatted.message,
+        message: options.hideSuggestions ? formatted.message.replace(SUGGESTION, '') : formatted.message,
         locations: formatted.locations,
         path: formatted.path,
         extensions: { code, statusCode: 400 },

@@ -4,7 +4,14 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLCompositeType,
   GraphQLError,
+  type GraphQLField,
+  type GraphQLSchema,
+  getNamedType,
+  getNullableType,
+  isCompositeType,
+  isListType,
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
@@ -18,48 +25,92 @@ export const MAX_DEPTH = 10;
  * code generators send) is 15 deep, and every level more is only a way to make the server work harder.
  */
 export const MAX_INTROSPECTION_DEPTH = 15;
-/** Most work one operation may ask for (see `estimateComplexity`). */
+/** Most work one operation may ask for (see `estimateCost`). */
 export const MAX_COMPLEXITY = 5000;
+/** What a paged field returns when the caller names no `limit`/`first` (the API's documented default). */
+export const DEFAULT_PAGE_SIZE = 20;
+/**
+ * What an unpaged list (a customer's subscriptions, an app's API keys) is assumed to hold. Such lists
+ * belong to one parent and stay short; counting them as a full page would refuse ordinary queries.
+ */
+export const UNPAGED_LIST_SIZE = 10;
 
 const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
 
 /**
- * Rejects operations nested deeper than `maxDepth` fields (`MAX_INTROSPECTION_DEPTH` under the
- * introspection roots), following fragments.
+ * Nested fields served by a resolver of their own, and how it reads: once per parent object (one
+ * service call each), or batched through a request dataloader (one call however many parents). Root
+ * fields always make one service call each. A test compares this table with the schema's field resolvers.
  */
-export function depthLimitRule(maxDepth: number = MAX_DEPTH): ValidationRule {
+export const FIELD_RESOLVERS: Readonly<Record<string, 'perParent' | 'batched'>> = {
+  'App.apiKeys': 'perParent',
+  'Organization.members': 'perParent',
+  'Customer.subscriptions': 'batched',
+};
+
+/**
+ * Counts the steps the depth and cost walks take, so tests can prove the work is linear in the document
+ * (every selection node visited, and every fragment body entered) without timing anything.
+ */
+export interface WalkCounter {
+  selections: number;
+  fragmentWalks: number;
+}
+
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  return fragments;
+}
+
+type DepthMeasure = 'data' | 'introspection' | null;
+
+/**
+ * Rejects operations nested deeper than `maxDepth` fields (`MAX_INTROSPECTION_DEPTH` under the
+ * introspection roots), following fragments. Each fragment is measured once per document and measure
+ * and its depth reused at every spread, so the work is linear in the document however fragments nest.
+ */
+export function depthLimitRule(maxDepth: number = MAX_DEPTH, counter?: WalkCounter): ValidationRule {
   return (context) => {
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of context.getDocument().definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    }
+    const fragments = fragmentsOf(context.getDocument());
+    const memo = new Map<string, number>();
+    const visiting = new Set<string>();
     /** At the root, `measure` picks which root fields count; below the root (`null`) every field does. */
-    const depthOf = (
-      selectionSet: SelectionSetNode,
-      visiting: ReadonlySet<string>,
-      measure: 'data' | 'introspection' | null,
-    ): number => {
+    const depthOf = (selectionSet: SelectionSetNode, measure: DepthMeasure): number => {
       let deepest = 0;
       for (const selection of selectionSet.selections) {
+        if (counter) counter.selections++;
         if (selection.kind === Kind.FIELD) {
           if (measure && INTROSPECTION_ROOTS.has(selection.name.value) !== (measure === 'introspection'))
             continue;
-          const below = selection.selectionSet ? depthOf(selection.selectionSet, visiting, null) : 0;
+          const below = selection.selectionSet ? depthOf(selection.selectionSet, null) : 0;
           deepest = Math.max(deepest, 1 + below);
         } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          deepest = Math.max(deepest, depthOf(selection.selectionSet, visiting, measure));
+          deepest = Math.max(deepest, depthOf(selection.selectionSet, measure));
         } else {
-          const name = selection.name.value;
-          const fragment = fragments.get(name);
-          // A cycle is reported by GraphQL's own NoFragmentCycles rule; here it only must not loop.
-          if (!fragment || visiting.has(name)) continue;
-          deepest = Math.max(deepest, depthOf(fragment.selectionSet, new Set([...visiting, name]), measure));
+          deepest = Math.max(deepest, fragmentDepth(selection.name.value, measure));
         }
       }
       return deepest;
     };
+    const fragmentDepth = (name: string, measure: DepthMeasure): number => {
+      const key = `${name}\u0000${measure}`;
+      const known = memo.get(key);
+      if (known !== undefined) return known;
+      const fragment = fragments.get(name);
+      // A cycle is reported by GraphQL's own NoFragmentCycles rule; here it only must not loop.
+      if (!fragment || visiting.has(name)) return 0;
+      if (counter) counter.fragmentWalks++;
+      visiting.add(name);
+      const depth = depthOf(fragment.selectionSet, measure);
+      visiting.delete(name);
+      memo.set(key, depth);
+      return depth;
+    };
     const check = (operation: OperationDefinitionNode, measure: 'data' | 'introspection', max: number) => {
-      const depth = depthOf(operation.selectionSet, new Set(), measure);
+      const depth = depthOf(operation.selectionSet, measure);
       if (depth <= max) return;
       const what = measure === 'data' ? 'Query' : 'Introspection query';
       context.reportError(
@@ -78,8 +129,8 @@ export function depthLimitRule(maxDepth: number = MAX_DEPTH): ValidationRule {
   };
 }
 
-/** A `limit` or `first` argument (literal or variable): how many children a list field returns. */
-function pageSize(field: FieldNode, variables: Readonly<Record<string, unknown>>): number {
+/** A `limit` or `first` argument's value (literal or variable), when the caller gave a usable one. */
+function givenPageSize(field: FieldNode, variables: Readonly<Record<string, unknown>>): number | undefined {
   for (const arg of field.arguments ?? []) {
     if (arg.name.value !== 'limit' && arg.name.value !== 'first') continue;
     const value =
@@ -90,60 +141,221 @@ function pageSize(field: FieldNode, variables: Readonly<Record<string, unknown>>
           : undefined;
     if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
   }
-  return 1;
+  return undefined;
+}
+
+/** Whether the field pages its result: it has a `limit`/`first` argument in the schema or in the document. */
+function isPaged(field: FieldNode, definition: GraphQLField<unknown, unknown> | undefined): boolean {
+  if (definition) return definition.args.some((arg) => arg.name === 'limit' || arg.name === 'first');
+  return (field.arguments ?? []).some((arg) => arg.name.value === 'limit' || arg.name.value === 'first');
+}
+
+export interface Cost {
+  /** Estimated size of the answer: every field 1, times the number of objects its parents return. */
+  readonly complexity: number;
+  /** Service calls (database reads, mostly) the operation makes: see `FIELD_RESOLVERS`. */
+  readonly resolverCalls: number;
+}
+
+export interface CostOptions {
+  /** Without a schema, only `limit`/`first` arguments tell which fields return many objects. */
+  readonly schema?: GraphQLSchema;
+  readonly counter?: WalkCounter;
+}
+
+interface Walk {
+  complexity: number;
+  calls: number;
 }
 
 /**
- * Estimated cost of an operation: every field costs 1 plus its children, and a `limit` or `first`
- * argument multiplies the children's cost, since the field returns that many of them. Both branches of
- * `@skip`/`@include` and of fragments on different types are counted: an upper bound.
+ * Estimated cost of an operation, in one walk that measures each fragment once per context and reuses
+ * the result at every spread (linear in the document). Every field costs 1 plus its children; a field
+ * that returns many objects multiplies its children's cost: by its `limit`/`first` argument, else by
+ * `DEFAULT_PAGE_SIZE` for a paged field and `UNPAGED_LIST_SIZE` for a plain list (the list directly
+ * inside a paged field, e.g. `customers(limit: 5) { data }`, is that same page, not another factor).
+ * Aliases are counted as the separate fields they are. Both branches of `@skip`/`@include` and of
+ * fragments on different types are counted: an upper bound. Introspection is bounded by the schema,
+ * not by data, so its lists are not multiplied.
  */
+export function estimateCost(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> = {},
+  options: CostOptions = {},
+): Cost {
+  const { schema, counter } = options;
+  const fragments = fragmentsOf(document);
+  const operations = document.definitions.filter(
+    (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
+  if (!operation) return { complexity: 0, resolverCalls: 0 };
+  const rootType = schema?.getRootType(operation.operation) ?? undefined;
+  const batched = new Set<string>();
+  const memo = new Map<string, Walk>();
+  const visiting = new Set<string>();
+
+  const fieldCost = (
+    field: FieldNode,
+    parent: GraphQLCompositeType | undefined,
+    insidePage: boolean,
+    introspection: boolean,
+  ): Walk => {
+    const name = field.name.value;
+    const inIntrospection = introspection || INTROSPECTION_ROOTS.has(name);
+    const definition = parent && 'getFields' in parent ? parent.getFields()[name] : undefined;
+    const paged = !inIntrospection && isPaged(field, definition);
+    const list = definition !== undefined && isListType(getNullableType(definition.type));
+    const factor = inIntrospection
+      ? 1
+      : (givenPageSize(field, variables) ??
+        (paged ? DEFAULT_PAGE_SIZE : list && !insidePage ? UNPAGED_LIST_SIZE : 1));
+    let calls = 0;
+    // `__typename` and the introspection fields are answered from the schema, never by a service.
+    if (!inIntrospection && parent !== undefined && !name.startsWith('__')) {
+      const resolver = FIELD_RESOLVERS[`${parent.name}.${name}`];
+      if (parent === rootType || resolver === 'perParent') calls = 1;
+      else if (resolver === 'batched') batched.add(`${parent.name}.${name}`);
+    }
+    if (!field.selectionSet) return { complexity: 1, calls };
+    const type = definition ? getNamedType(definition.type) : undefined;
+    const children = selectionCost(
+      field.selectionSet,
+      type && isCompositeType(type) ? type : undefined,
+      paged,
+      inIntrospection,
+    );
+    return { complexity: 1 + children.complexity * factor, calls: calls + children.calls * factor };
+  };
+
+  const selectionCost = (
+    selectionSet: SelectionSetNode,
+    parent: GraphQLCompositeType | undefined,
+    insidePage: boolean,
+    introspection: boolean,
+  ): Walk => {
+    const total: Walk = { complexity: 0, calls: 0 };
+    for (const selection of selectionSet.selections) {
+      if (counter) counter.selections++;
+      let part: Walk;
+      if (selection.kind === Kind.FIELD) {
+        part = fieldCost(selection, parent, insidePage, introspection);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const condition = selection.typeCondition
+          ? schema?.getType(selection.typeCondition.name.value)
+          : parent;
+        const type = condition && isCompositeType(condition) ? condition : undefined;
+        part = selectionCost(selection.selectionSet, type, insidePage, introspection);
+      } else {
+        part = fragmentCost(selection.name.value, insidePage, introspection);
+      }
+      total.complexity += part.complexity;
+      total.calls += part.calls;
+    }
+    return total;
+  };
+
+  const fragmentCost = (name: string, insidePage: boolean, introspection: boolean): Walk => {
+    const key = `${name}\u0000${insidePage}\u0000${introspection}`;
+    const known = memo.get(key);
+    if (known) return known;
+    const fragment = fragments.get(name);
+    if (!fragment || visiting.has(name)) return { complexity: 0, calls: 0 };
+    if (counter) counter.fragmentWalks++;
+    const condition = schema?.getType(fragment.typeCondition.name.value);
+    visiting.add(name);
+    const cost = selectionCost(
+      fragment.selectionSet,
+      condition && isCompositeType(condition) ? condition : undefined,
+      insidePage,
+      introspection,
+    );
+    visiting.delete(name);
+    memo.set(key, cost);
+    return cost;
+  };
+
+  const root = selectionCost(operation.selectionSet, rootType, false, false);
+  return { complexity: root.complexity, resolverCalls: root.calls + batched.size };
+}
+
+/** The complexity part of `estimateCost`. */
 export function estimateComplexity(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Readonly<Record<string, unknown>> = {},
+  options: CostOptions = {},
 ): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  const operations: OperationDefinitionNode[] = [];
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    if (definition.kind === Kind.OPERATION_DEFINITION) operations.push(definition);
-  }
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
-  if (!operation) return 0;
-  const costOf = (selectionSet: SelectionSetNode, visiting: ReadonlySet<string>): number => {
-    let total = 0;
+  return estimateCost(document, operationName, variables, options).complexity;
+}
+
+/** How much of each costly construct a document spells out (counted without following fragments). */
+export interface DocumentShape {
+  readonly aliases: number;
+  readonly fragmentSpreads: number;
+  readonly fields: number;
+}
+
+/** One pass over the document's nodes; it never enters a fragment from a spread, so it is linear. */
+export function measureDocument(document: DocumentNode): DocumentShape {
+  let aliases = 0;
+  let fragmentSpreads = 0;
+  let fields = 0;
+  const walk = (selectionSet: SelectionSetNode): void => {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
-        const children = selection.selectionSet ? costOf(selection.selectionSet, visiting) : 0;
-        total += 1 + children * pageSize(selection, variables);
+        fields++;
+        if (selection.alias) aliases++;
+        if (selection.selectionSet) walk(selection.selectionSet);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        total += costOf(selection.selectionSet, visiting);
+        walk(selection.selectionSet);
       } else {
-        const fragment = fragments.get(selection.name.value);
-        if (!fragment || visiting.has(selection.name.value)) continue;
-        total += costOf(fragment.selectionSet, new Set([...visiting, selection.name.value]));
+        fragmentSpreads++;
       }
     }
-    return total;
   };
-  return costOf(operation.selectionSet, new Set());
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION || definition.kind === Kind.FRAGMENT_DEFINITION) {
+      walk(definition.selectionSet);
+    }
+  }
+  return { aliases, fragmentSpreads, fields };
+}
+
+/** What the cost plugin needs to know of a request's caller. */
+export interface CostBudget {
+  readonly maxComplexity: number;
+  readonly maxResolverCalls: number;
 }
 
 /**
- * Refuses an operation whose estimated cost exceeds `maxComplexity` before any resolver runs. A plugin
- * rather than a validation rule because the cost depends on the variables (e.g. `limit: $n`).
+ * Refuses an operation whose estimated cost exceeds the caller's budget before any resolver runs. A
+ * plugin rather than a validation rule because the cost depends on the variables (e.g. `limit: $n`).
  */
-export function complexityLimitPlugin(maxComplexity: number = MAX_COMPLEXITY): ApolloServerPlugin {
+export function complexityLimitPlugin<TContext extends object>(
+  budgetOf: (context: TContext) => CostBudget = () => ({
+    maxComplexity: MAX_COMPLEXITY,
+    maxResolverCalls: Number.POSITIVE_INFINITY,
+  }),
+): ApolloServerPlugin<TContext> {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ request, document }) {
-          const complexity = estimateComplexity(document, request.operationName, request.variables);
-          if (complexity > maxComplexity) {
+        async didResolveOperation({ request, document, schema, contextValue }) {
+          const budget = budgetOf(contextValue);
+          const cost = estimateCost(document, request.operationName, request.variables, { schema });
+          if (cost.complexity > budget.maxComplexity) {
             throw new GraphQLError(
-              `Query is too complex: complexity ${complexity} exceeds the maximum of ${maxComplexity}`,
+              `Query is too complex: complexity ${cost.complexity} exceeds the maximum of ${budget.maxComplexity}`,
               { extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } } },
+            );
+          }
+          if (cost.resolverCalls > budget.maxResolverCalls) {
+            throw new GraphQLError(
+              `Query is too expensive: ${cost.resolverCalls} resolver calls (root fields and per-parent ` +
+                `lists, aliases included) exceed the maximum of ${budget.maxResolverCalls}`,
+              { extensions: { code: 'QUERY_TOO_EXPENSIVE', http: { status: 400 } } },
             );
           }
         },

@@ -13,7 +13,7 @@ import { FIELD_LIMITS } from '../modules/rate-limits/field-limits.js';
 import { CustomerSubscriptionsResolver } from '../modules/subscriptions/customer-subscriptions.resolver.js';
 import { SubscriptionLifecycleResolver } from '../modules/subscriptions/subscription-lifecycle.resolver.js';
 import { SubscriptionsResolver } from '../modules/subscriptions/subscriptions.resolver.js';
-import { fieldRateLimits } from './field-rate-limit.middleware.js';
+import { applyFieldRateLimits } from './field-rate-limit.middleware.js';
 
 /** Every resolver of the API. A new module adds its resolver here. */
 export const RESOLVERS: NonEmptyArray<ClassType> = [
@@ -35,10 +35,8 @@ let cached: Promise<GraphQLSchema> | undefined;
 
 /** Builds the schema once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({
-    resolvers: RESOLVERS,
-    validate: false,
-    globalMiddlewares: [fieldRateLimits(FIELD_LIMITS)],
-  });
+  cached ??= buildSchema({ resolvers: RESOLVERS, validate: false }).then((schema) =>
+    applyFieldRateLimits(schema, FIELD_LIMITS),
+  );
   return cached;
 }

@@ -43,22 +43,44 @@ export const notFoundHandler: RequestHandler = (req, res) => {
   sendError(res, 404, `Cannot ${req.method} ${req.path}`);
 };
 
+/** Content codings the body reader can decode (body-parser's list; `zstd` where Node has it). */
+const CONTENT_CODINGS = 'identity, gzip, deflate, br or zstd';
+
 /** Body-parser failures carry an HTTP status of their own; these are the ones we expose. */
 function bodyParserStatus(err: unknown): { status: number; message: string } | undefined {
-  const e = err as { type?: string; status?: number };
+  const e = err as { type?: string; status?: number; encoding?: string; errno?: unknown };
   switch (e?.type) {
     case 'entity.parse.failed':
       return { status: 400, message: 'Malformed JSON in request body' };
     case 'entity.too.large':
       return { status: 413, message: 'Request body exceeds the 100 KiB limit' };
     case 'encoding.unsupported':
+      return {
+        status: 400,
+        message: `Unsupported Content-Encoding "${printable(e.encoding)}": send ${CONTENT_CODINGS}`,
+      };
     case 'charset.unsupported':
       return { status: 415, message: 'Unsupported request body encoding' };
+    case 'request.size.invalid':
+      return { status: 400, message: 'Request body size does not match its Content-Length' };
     case 'request.aborted':
       return { status: 400, message: 'Request aborted' };
+    case undefined:
+      // The decompressor (zlib, brotli, zstd) failed: the body is not in the coding its header names.
+      if (e?.status === 400 && typeof e.errno === 'number') {
+        return { status: 400, message: 'Request body does not match its Content-Encoding' };
+      }
+      return undefined;
     default:
       return undefined;
   }
+}
+
+/** A header value echoed in a message: printable ASCII only, and short. */
+function printable(value: unknown): string {
+  return String(value ?? '')
+    .replace(/[^\x20-\x7e]|"/g, '?')
+    .slice(0, 40);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
@@ -6,6 +6,7 @@ import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
 import type { Services } from '../services.js';
+import { isStrictRouter, strictRouter } from './router.js';
 
 /**
  * Every `/v1` path of the REST facade, mounted in one place so any endpoint is found from here.
@@ -13,12 +14,18 @@ import type { Services } from '../services.js';
  * the JSON parser, because Stripe's signature covers the raw body.
  */
 export function v1Router(services: Services): Router {
-  const router = Router();
-  router.use(authRouter(services));
-  router.use(checkoutRouter(services));
-  router.use(customersRouter(services));
-  router.use(entitlementsRouter(services));
-  router.use(subscriptionLifecycleRouter(services));
-  router.use(subscriptionsRouter(services));
+  const router = strictRouter();
+  for (const module of [
+    authRouter(services),
+    checkoutRouter(services),
+    customersRouter(services),
+    entitlementsRouter(services),
+    subscriptionLifecycleRouter(services),
+    subscriptionsRouter(services),
+  ]) {
+    // A lenient router would let another spelling of its paths dodge per-path rate limits.
+    if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');
+    router.use(module);
+  }
   return router;
 }

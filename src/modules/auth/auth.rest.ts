@@ -1,4 +1,5 @@
-import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
+import { strictRouter } from '../../rest/router.js';
 import type { Services } from '../../services.js';
 import { presentSession, presentVerifyResult } from './auth.presenter.js';
 
@@ -14,7 +15,7 @@ function noStore(_req: Request, res: Response, next: NextFunction): void {
 
 /** `/v1/apps/:appId/auth/…`: customer login by magic link, and the session lookup. */
 export function authRouter(services: Services): Router {
-  const router = Router();
+  const router = strictRouter();
   router.use('/apps/:appId/auth', noStore);
 
   router.post('/apps/:appId/auth/magic-link', async (req, res) => {

@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { strictRouter } from '../../rest/router.js';
 import type { Services } from '../../services.js';
 import { presentCustomer, presentCustomerList } from './customer.presenter.js';
 
 /** `/v1/customers…`: parse → CustomersService → presenter. */
 export function customersRouter(services: Services): Router {
-  const router = Router();
+  const router = strictRouter();
 
   router.get('/customers', async (req, res) => {
     const page = await services.customers.listCustomers(req.principal, req.query);

@@ -8,21 +8,52 @@ export const METADATA_MAX_KEYS = 50;
 export const METADATA_MAX_KEY_LENGTH = 40;
 export const METADATA_MAX_BYTES = 16 * 1024;
 
+/** RFC 5321 §4.5.3.1: a path is at most 256 octets with its angle brackets, so an address 254. */
 export const EMAIL_MAX_LENGTH = 254;
+/** RFC 5321 §4.5.3.1.1: the local part (before the `@`) is at most 64 octets. */
+export const EMAIL_LOCAL_PART_MAX_LENGTH = 64;
+/** RFC 1035 §2.3.4: each label of the domain is at most 63 octets. */
+export const EMAIL_DOMAIN_LABEL_MAX_LENGTH = 63;
 export const NAME_MAX_LENGTH = 200;
 
 /**
  * An RFC 5322 dot-atom local part (so `+`, `%`, `_` and the like are accepted) at a DNS name of two or
- * more labels. Quoted local parts, IP literals and non-ASCII addresses are refused.
+ * more labels. Quoted local parts, IP literals and non-ASCII addresses are refused, so characters and
+ * octets are the same count below. The lengths are checked separately, first, so the 400 says which
+ * limit an address exceeds instead of only that it is invalid.
  */
 const EMAIL_PATTERN =
-  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])$/;
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])$/;
 
-/** A customer e-mail address as every way of creating a customer should accept it. */
-export const emailSchema = z
-  .string()
-  .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
-  .regex(EMAIL_PATTERN, 'must be a valid e-mail address');
+/** Which RFC 5321 length limit an address exceeds, if any. */
+function emailLengthProblem(address: string): string | undefined {
+  if (address.length > EMAIL_MAX_LENGTH) return `must be at most ${EMAIL_MAX_LENGTH} characters`;
+  const at = address.lastIndexOf('@');
+  if (at === -1) return undefined;
+  if (at > EMAIL_LOCAL_PART_MAX_LENGTH) {
+    return `the part before @ must be at most ${EMAIL_LOCAL_PART_MAX_LENGTH} characters`;
+  }
+  if (
+    address
+      .slice(at + 1)
+      .split('.')
+      .some((label) => label.length > EMAIL_DOMAIN_LABEL_MAX_LENGTH)
+  ) {
+    return `each dot-separated part of the domain must be at most ${EMAIL_DOMAIN_LABEL_MAX_LENGTH} characters`;
+  }
+  return undefined;
+}
+
+/**
+ * A customer e-mail address as every way of creating a customer, requesting a magic link or starting a
+ * checkout accepts it (the one e-mail schema: auth and checkout import it from here).
+ */
+export const emailSchema = z.string().superRefine((address, ctx) => {
+  const problem = emailLengthProblem(address);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  else if (!EMAIL_PATTERN.test(address))
+    ctx.addIssue({ code: 'custom', message: 'must be a valid e-mail address' });
+});
 
 const name = z
   .string()

@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { strictRouter } from '../../rest/router.js';
 import type { Services } from '../../services.js';
 import { presentEntitlements, presentFeatureCheck } from './entitlements.presenter.js';
 
 /** `/v1/entitlements…`: parse → EntitlementsService → presenter. */
 export function entitlementsRouter(services: Services): Router {
-  const router = Router();
+  const router = strictRouter();
 
   router.get('/entitlements', async (req, res) => {
     res.json(presentEntitlements(await services.entitlements.getEntitlements(req.principal, req.query)));

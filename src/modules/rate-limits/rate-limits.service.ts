@@ -34,8 +34,12 @@ export interface FieldLimit {
   readonly identityArgs?: readonly string[];
 }
 
-/** The public customer-login endpoints, always counted per client IP whatever credential is sent. */
-const PUBLIC_AUTH_PATH = /^\/v1\/apps\/[^/]+\/auth\/(?:magic-link|verify)\/?$/;
+/**
+ * The public customer-login endpoints, always counted per client IP whatever credential is sent. The
+ * raw path is matched exactly as the routers route it: they are case-sensitive and strict
+ * (src/rest/router.ts), so any other spelling of these paths reaches no handler (404).
+ */
+const PUBLIC_AUTH_PATH = /^\/v1\/apps\/[^/]+\/auth\/(?:magic-link|verify)$/;
 
 /**
  * Request budgets (per API key, per session token, per client IP for public and unauthenticated

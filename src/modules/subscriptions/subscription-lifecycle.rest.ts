@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { strictRouter } from '../../rest/router.js';
 import type { Services } from '../../services.js';
 import { presentSubscription } from './subscription.presenter.js';
 
 /** `POST /v1/subscriptions/:id/{cancel,pause,resume}`: parse → SubscriptionLifecycleService → presenter. */
 export function subscriptionLifecycleRouter(services: Services): Router {
-  const router = Router();
+  const router = strictRouter();
   const lifecycle = services.subscriptionLifecycle;
 
   router.post('/subscriptions/:id/cancel', async (req, res) => {

@@ -1,0 +1,389 @@
+import { parse, validate } from 'graphql';
+import type { Pool } from 'pg';
+import { getMetadataStorage } from 'type-graphql';
+import {
+  depthLimitRule,
+  estimateCost,
+  FIELD_RESOLVERS,
+  type WalkCounter,
+} from '../../src/graphql/hardening.js';
+import { getSchema } from '../../src/graphql/schema.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/** `n` fragments, each spreading the previous one twice: walked naively, 2^n fragment bodies. */
+function spreadChain(n: number): string {
+  let doc = `query { ...F${n} }\nfragment F0 on Query { __typename }\n`;
+  for (let i = 1; i <= n; i++) doc += `fragment F${i} on Query { ...F${i - 1} ...F${i - 1} }\n`;
+  return doc;
+}
+
+/** `n` aliases of a field that reads the database (two statements each: page and count). */
+function customerAliases(n: number): string {
+  return `{ ${Array.from({ length: n }, (_, i) => `c${i}: customers(limit: 1) { pagination { total } }`).join(' ')} }`;
+}
+
+/** `{ __typename }` padded with a comment to exactly `bytes` bytes. */
+function paddedTo(bytes: number): string {
+  const head = '{ __typename }\n#';
+  return head + 'x'.repeat(bytes - head.length);
+}
+
+function refusal(code: string, message: string) {
+  return { errors: [{ message, extensions: { code, statusCode: 400 } }] };
+}
+
+/** A first request records the key's use (off the request path); waits until that write has landed. */
+async function settleKeyBookkeeping(server: TestServer, appId: string, apiKey: string): Promise<void> {
+  await server.graphql('{ __typename }', {}, apiKey);
+  const connection = server.deps.orm.em.fork().getConnection();
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const rows = await connection.execute(
+      'select 1 from api_key where app_id = ? and last_used_at is not null',
+      [appId],
+    );
+    if (rows.length > 0) return;
+    if (Date.now() > deadline) throw new Error('the API key use was never recorded');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('GraphQL validation work is linear in the document', () => {
+  it('walks each fragment once in the depth rule, however deeply spreads nest', async () => {
+    const schema = await getSchema();
+    const work: number[] = [];
+    for (let n = 1; n <= 16; n++) {
+      const counter: WalkCounter = { selections: 0, fragmentWalks: 0 };
+      const errors = validate(schema, parse(spreadChain(n)), [depthLimitRule(10, counter)]);
+      expect(errors).toEqual([]);
+      // Every fragment body is entered once per measure (data fields, introspection fields).
+      expect(counter.fragmentWalks).toBe(2 * (n + 1));
+      work.push(counter.selections);
+    }
+    // One more fragment in the chain adds the same work each time: linear, not doubling.
+    const steps = work.slice(1).map((w, i) => w - work[i]);
+    expect(new Set(steps)).toEqual(new Set([steps[0]]));
+    expect(steps[0]).toBe(4);
+  });
+
+  it('walks each fragment once in the cost estimate, and still counts every spread', async () => {
+    const schema = await getSchema();
+    const work: number[] = [];
+    for (let n = 1; n <= 16; n++) {
+      const counter: WalkCounter = { selections: 0, fragmentWalks: 0 };
+      const cost = estimateCost(parse(spreadChain(n)), undefined, {}, { schema, counter });
+      // The estimate is what a naive walk would give: 2^n `__typename` fields.
+      expect(cost).toEqual({ complexity: 2 ** n, resolverCalls: 0 });
+      expect(counter.fragmentWalks).toBe(n + 1);
+      work.push(counter.selections);
+    }
+    const steps = work.slice(1).map((w, i) => w - work[i]);
+    expect(new Set(steps)).toEqual(new Set([2]));
+  });
+
+  it('counts aliases, page sizes and per-parent lists in the cost', async () => {
+    const schema = await getSchema();
+    const cost = (query: string, variables = {}) =>
+      estimateCost(parse(query), undefined, variables, { schema });
+    // Without `limit` a page holds the documented default of 20; `data` is that page, not another factor.
+    expect(cost('{ customers { data { id } } }')).toEqual({ complexity: 1 + 20 * 2, resolverCalls: 1 });
+    expect(cost('query($n: Int) { customers(limit: $n) { data { id } } }', { n: 3 })).toEqual({
+      complexity: 1 + 3 * 2,
+      resolverCalls: 1,
+    });
+    // Each alias is a call of its own.
+    expect(cost(customerAliases(3))).toEqual({ complexity: 3 * (1 + 1 * 2), resolverCalls: 3 });
+    // A batched nested list is one call however many parents; a per-parent one is one call per parent.
+    expect(cost('{ customers(limit: 50) { data { subscriptions { id } } } }')).toEqual({
+      complexity: 1 + 50 * (1 + 1 + 10 * 1),
+      resolverCalls: 2,
+    });
+    expect(cost('{ apps { apiKeys { id } } }')).toEqual({
+      complexity: 1 + 10 * (1 + 10 * 1),
+      resolverCalls: 1 + 10,
+    });
+  });
+
+  it('knows how every nested field resolver of the schema reads (a new one must be classified)', async () => {
+    await getSchema();
+    const storage = getMetadataStorage();
+    const coordinates = storage.fieldResolvers.map((resolver) => {
+      const target = resolver.getObjectType?.();
+      const type = storage.objectTypes.find((objectType) => objectType.target === target);
+      return `${type?.name}.${resolver.schemaName}`;
+    });
+    expect(coordinates.sort()).toEqual(Object.keys(FIELD_RESOLVERS).sort());
+  });
+});
+
+describe('GraphQL document caps', () => {
+  let server: TestServer;
+  let appId: string;
+  let apiKey: string;
+  beforeAll(async () => {
+    server = await startTestServer();
+    ({ appId, apiKey } = await server.createApp());
+  });
+  afterAll(async () => {
+    server.deps.orm.config.set('onQuery', (sql: string) => sql);
+    await server.close();
+  });
+
+  it('refuses a document over the size budget before parsing it; anonymous callers get 8 KiB, others 16 KiB', async () => {
+    expect(await server.graphql(paddedTo(8192))).toEqual({
+      status: 200,
+      body: { data: { __typename: 'Query' } },
+    });
+    expect(await server.graphql(paddedTo(8193))).toEqual({
+      status: 400,
+      body: refusal('QUERY_TOO_LARGE', 'Query is too large: 8193 bytes exceed the maximum of 8192'),
+    });
+    expect(await server.graphql(paddedTo(8193), {}, apiKey)).toEqual({
+      status: 200,
+      body: { data: { __typename: 'Query' } },
+    });
+    expect(await server.graphql(paddedTo(16385), {}, apiKey)).toEqual({
+      status: 400,
+      body: refusal('QUERY_TOO_LARGE', 'Query is too large: 16385 bytes exceed the maximum of 16384'),
+    });
+    // Size comes first: a huge document that does not even parse is refused for its size.
+    expect(await server.graphql(`{ ${'{'.repeat(9000)}`)).toEqual({
+      status: 400,
+      body: refusal('QUERY_TOO_LARGE', 'Query is too large: 9002 bytes exceed the maximum of 8192'),
+    });
+    // Multi-byte characters count as the bytes they are.
+    const multiByte = `{ __typename }\n#${'é'.repeat(4096)}`;
+    expect((await server.graphql(multiByte)).body).toEqual(
+      refusal('QUERY_TOO_LARGE', 'Query is too large: 8208 bytes exceed the maximum of 8192'),
+    );
+  });
+
+  it('marks every GraphQL answer as not to be stored, refusals included', async () => {
+    const answered = await server.http.post('/graphql').send({ query: '{ __typename }' });
+    expect(answered.status).toBe(200);
+    expect(answered.headers['cache-control']).toBe('no-store');
+    const invalid = await server.http.post('/graphql').send({ query: '{ nope }' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers['cache-control']).toBe('no-store');
+    const tooLarge = await server.http.post('/graphql').send({ query: paddedTo(8193) });
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.headers['cache-control']).toBe('no-store');
+  });
+
+  it('applies the caps to GET requests too', async () => {
+    const res = await server.http
+      .get('/graphql')
+      .query({ query: paddedTo(8193) })
+      .set('accept', 'application/json')
+      .set('apollo-require-preflight', 'true');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(
+      refusal('QUERY_TOO_LARGE', 'Query is too large: 8193 bytes exceed the maximum of 8192'),
+    );
+    // A repeated parameter is read as Apollo reads it (the first), not skipped as an array.
+    const repeated = await server.http
+      .get(
+        `/graphql?query=${encodeURIComponent(paddedTo(8193))}&query=${encodeURIComponent('{ __typename }')}`,
+      )
+      .set('accept', 'application/json')
+      .set('apollo-require-preflight', 'true');
+    expect(repeated.status).toBe(400);
+    expect(repeated.body).toEqual(
+      refusal('QUERY_TOO_LARGE', 'Query is too large: 8193 bytes exceed the maximum of 8192'),
+    );
+  });
+
+  it('refuses too many aliases: 10 anonymous, 30 with a credential', async () => {
+    const aliases = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`;
+    expect((await server.graphql(aliases(10))).status).toBe(200);
+    expect(await server.graphql(aliases(11))).toEqual({
+      status: 400,
+      body: refusal('QUERY_TOO_MANY_ALIASES', 'Query has too many aliases: 11 exceed the maximum of 10'),
+    });
+    expect((await server.graphql(aliases(30), {}, apiKey)).status).toBe(200);
+    expect(await server.graphql(aliases(31), {}, apiKey)).toEqual({
+      status: 400,
+      body: refusal('QUERY_TOO_MANY_ALIASES', 'Query has too many aliases: 31 exceed the maximum of 30'),
+    });
+  });
+
+  it('refuses too many fragment spreads: 40 anonymous, 100 with a credential', async () => {
+    const spreads = (n: number) => `{ ${'...F '.repeat(n)}} fragment F on Query { __typename }`;
+    expect(await server.graphql(spreads(40))).toEqual({
+      status: 200,
+      body: { data: { __typename: 'Query' } },
+    });
+    expect(await server.graphql(spreads(41))).toEqual({
+      status: 400,
+      body: refusal(
+        'QUERY_TOO_MANY_FRAGMENT_SPREADS',
+        'Query has too many fragment spreads: 41 exceed the maximum of 40',
+      ),
+    });
+    expect((await server.graphql(spreads(100), {}, apiKey)).status).toBe(200);
+    expect((await server.graphql(spreads(101), {}, apiKey)).body).toEqual(
+      refusal(
+        'QUERY_TOO_MANY_FRAGMENT_SPREADS',
+        'Query has too many fragment spreads: 101 exceed the maximum of 100',
+      ),
+    );
+  });
+
+  it('refuses too many fields (what makes the overlapping-fields check quadratic): 250 anonymous, 500 otherwise', async () => {
+    const fields = (n: number) => `{${' __typename'.repeat(n)} }`;
+    expect(await server.graphql(fields(250))).toEqual({
+      status: 200,
+      body: { data: { __typename: 'Query' } },
+    });
+    expect(await server.graphql(fields(251))).toEqual({
+      status: 400,
+      body: refusal('QUERY_TOO_MANY_FIELDS', 'Query has too many fields: 251 exceed the maximum of 250'),
+    });
+    expect((await server.graphql(fields(501), {}, apiKey)).body).toEqual(
+      refusal('QUERY_TOO_MANY_FIELDS', 'Query has too many fields: 501 exceed the maximum of 500'),
+    );
+  });
+
+  it('answers a deep spread chain at once, with the complexity it stands for', async () => {
+    // 19 fragments, 39 spreads: within the anonymous spread cap, 2^19 fields once expanded.
+    const res = await server.graphql(spreadChain(19));
+    expect(res).toEqual({
+      status: 400,
+      body: refusal(
+        'QUERY_TOO_COMPLEX',
+        'Query is too complex: complexity 524288 exceeds the maximum of 1000',
+      ),
+    });
+  });
+
+  it('gives anonymous callers a tighter cost budget (complexity 1000, 5 resolver calls)', async () => {
+    const twoPages = `{ a: customers(limit: 100) { data { id email name metadata createdAt updatedAt } }
+      b: customers(limit: 100) { data { id email name metadata createdAt updatedAt } } }`;
+    expect(await server.graphql(twoPages)).toEqual({
+      status: 400,
+      body: refusal('QUERY_TOO_COMPLEX', 'Query is too complex: complexity 1402 exceeds the maximum of 1000'),
+    });
+    const allowed = await server.graphql(twoPages, {}, apiKey);
+    expect(allowed.status).toBe(200);
+    expect(allowed.body).toEqual({ data: { a: { data: [] }, b: { data: [] } } });
+
+    expect(await server.graphql(customerAliases(6))).toEqual({
+      status: 400,
+      body: refusal(
+        'QUERY_TOO_EXPENSIVE',
+        'Query is too expensive: 6 resolver calls (root fields and per-parent lists, aliases included) exceed the maximum of 5',
+      ),
+    });
+    // Five are within the budget, so they run (and the customers service refuses them: no credential).
+    expect(await server.graphql(customerAliases(5))).toEqual({
+      status: 200,
+      body: {
+        data: null,
+        errors: [
+          {
+            message: 'Invalid or missing credentials',
+            locations: [{ line: 1, column: 3 }],
+            path: ['c0'],
+            extensions: { code: 'UNAUTHENTICATED', statusCode: 401 },
+          },
+        ],
+      },
+    });
+  });
+
+  it('refuses many aliases of a database-backed field with 400 before running any of them', async () => {
+    await settleKeyBookkeeping(server, appId, apiKey);
+    const statements: string[] = [];
+    server.deps.orm.config.set('onQuery', (sql: string) => {
+      statements.push(sql);
+      return sql;
+    });
+    try {
+      const refused = await server.graphql(customerAliases(21), {}, apiKey);
+      expect(refused).toEqual({
+        status: 400,
+        body: refusal(
+          'QUERY_TOO_EXPENSIVE',
+          'Query is too expensive: 21 resolver calls (root fields and per-parent lists, aliases included) exceed the maximum of 20',
+        ),
+      });
+      // Only the credential was looked up: not one customer statement ran.
+      expect(statements).toHaveLength(1);
+      expect(statements[0]).toMatch(/^select .* from api_key where key_hash = \?/);
+
+      // What once held the whole pool (hundreds of aliases under the old cost limit) is refused by size.
+      const flood = customerAliases(400);
+      expect(await server.graphql(flood, {}, apiKey)).toEqual({
+        status: 400,
+        body: refusal(
+          'QUERY_TOO_LARGE',
+          `Query is too large: ${flood.length} bytes exceed the maximum of 16384`,
+        ),
+      });
+      expect(statements).toHaveLength(2);
+    } finally {
+      server.deps.orm.config.set('onQuery', (sql: string) => sql);
+    }
+    const allowed = await server.graphql(customerAliases(20), {}, apiKey);
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.data).toEqual(
+      Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`c${i}`, { pagination: { total: 0 } }])),
+    );
+  });
+});
+
+describe('database connections one GraphQL request holds', () => {
+  /** The most connections checked out of the server's pool at once while `fn` runs. */
+  async function peakConnections(server: TestServer, fn: () => Promise<unknown>): Promise<number> {
+    const pool = (await server.deps.orm.em.getConnection().getNativeClient()) as Pool;
+    let out = 0;
+    let peak = 0;
+    const acquired = () => {
+      out++;
+      peak = Math.max(peak, out);
+    };
+    const released = () => {
+      out--;
+    };
+    pool.on('acquire', acquired);
+    pool.on('release', released);
+    try {
+      await fn();
+    } finally {
+      pool.off('acquire', acquired);
+      pool.off('release', released);
+    }
+    return peak;
+  }
+
+  async function peakFor(env: Record<string, string>): Promise<{ peak: number; body: unknown }> {
+    const server = await startTestServer({ env });
+    try {
+      const { appId, apiKey } = await server.createApp();
+      await settleKeyBookkeeping(server, appId, apiKey);
+      let body: unknown;
+      const peak = await peakConnections(server, async () => {
+        body = (await server.graphql(customerAliases(20), {}, apiKey)).body;
+      });
+      return { peak, body };
+    } finally {
+      await server.close();
+    }
+  }
+
+  const answer = {
+    data: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`c${i}`, { pagination: { total: 0 } }])),
+  };
+
+  it('holds at most GRAPHQL_MAX_CONNECTIONS_PER_REQUEST (default 2) of the pool, however many fields run at once', async () => {
+    const capped = await peakFor({});
+    expect(capped.body).toEqual(answer);
+    expect(capped.peak).toBe(2);
+
+    // The same document without the cap takes many connections at once: the cap is what holds it.
+    const uncapped = await peakFor({ GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: '20' });
+    expect(uncapped.body).toEqual(answer);
+    expect(uncapped.peak).toBeGreaterThan(2);
+  });
+});
