@@ -86,6 +86,7 @@ describe('a frozen database', () => {
     }
 
     server = await startTestServer({
+      shippedDatabaseTimeouts: true,
       env: { DATABASE_URL: cluster.url, LOG_LEVEL: 'info' },
       logDestination: new Writable({
         write(chunk, _encoding, done) {

@@ -39,10 +39,13 @@ async function dataDir(): Promise<string> {
 async function serve(env: Record<string, string | undefined>): Promise<{ proc: Cli; base: string }> {
   const proc = startCli(['serve'], { PORT: '0', STRIPE_EMULATOR_PORT: '0', ...env });
   started.push(proc);
-  const base = await eventually(() => {
-    if (proc.child.exitCode !== null) throw new Error(`serve exited: ${proc.output.stderr}`);
-    return /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1];
-  });
+  const base = await eventually(
+    () => {
+      if (proc.child.exitCode !== null) throw new Error(`serve exited: ${proc.output.stderr}`);
+      return /REST API\s+(http:\/\/\S+)\/v1/.exec(proc.output.stdout)?.[1];
+    },
+    { what: 'the start-up banner', timeoutMs: 30_000 },
+  );
   // The banner is written whole; wait for its closing blank line before reading it.
   await eventually(() => (/\n\n$/.test(proc.output.stdout) ? true : undefined));
   return { proc, base };
