@@ -31,6 +31,8 @@ WORKDIR /app
 COPY --from=deps --chown=root:root /app/package.json ./
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+# Served at GET /openapi.yaml.
+COPY --chown=root:root schema/openapi.yaml ./schema/openapi.yaml
 # Fills the compile cache in the image (loading the CLI loads the whole server), readable by every user.
 RUN node dist/src/main.js help > /dev/null && chmod -R a+rX /app/.compile-cache
 USER node

@@ -36,6 +36,7 @@ import {
   requestPathGuard,
   restTextGuard,
 } from './rest/request-guard.js';
+import { serviceIndexHandler, serviceIndexRouter } from './rest/service-index.js';
 import { transportSecurity } from './rest/transport-security.js';
 import { v1Router } from './rest/v1.js';
 import type { Deps, Services } from './services.js';
@@ -119,6 +120,8 @@ export async function createHttpApp(
 
   if (deps.metrics) app.get('/metrics', metricsHandler(deps.metrics, deps.config));
 
+  app.use(serviceIndexRouter(deps.config));
+
   // Development only: production requires SMTP_URL, and the guard keeps the mailbox off even if that changes.
   if (deps.mailer instanceof DevMailbox && !deps.config.production) {
     app.use('/dev', noteMount, devMailboxRouter(deps.mailer));
@@ -154,6 +157,9 @@ export async function createHttpApp(
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
   app.use(jsonBody(BODY_LIMIT));
 
+  // Exactly `/v1` (strict routing): guarded, counted and credential-checked like every /v1 answer; no
+  // other path changes.
+  app.get('/v1', restTextGuard, serviceIndexHandler(deps.config));
   app.use('/v1', noteMount, restTextGuard, v1Router(services));
 
   // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed

@@ -1,16 +1,18 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { systemClock } from './core/clock.js';
 import { DomainError, ValidationError } from './core/errors.js';
 import { ADMIN } from './core/principal.js';
+import { listenFailure, StartupError } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
-import { connect, migrate, withContext } from './db.js';
-import { createLogger } from './infra/logger.js';
+import { migrate, withContext } from './db.js';
+import { chooseLogFormat, createLogger } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
 import { MemoryRateLimitStore } from './modules/rate-limits/rate-limit-store.js';
-import { openDatabase, type RunningServer, startServer } from './server.js';
+import { connectDatabase, openDatabase, type RunningServer, startServer } from './server.js';
 import { createServices } from './services.js';
 import { StripeEmulator } from './stripe-emulator/stripe-emulator.js';
 import { runBeforeExit } from './telemetry/shutdown.js';
@@ -18,7 +20,7 @@ import { runBeforeExit } from './telemetry/shutdown.js';
 const USAGE = `Usage: tollgate <command> [options]
 
 Commands:
-  serve                                        start the HTTP service (default)
+  serve                                        start the HTTP service
   migrate                                      apply pending database migrations and exit
   apps create --name NAME [--callback-url URL]  create an app; prints {"appId","apiKey"} as JSON
   keys create --app APP_ID                     create another API key; prints {"keyId","apiKey"} as JSON
@@ -29,6 +31,10 @@ Commands:
   stripe-emulator [--port N] [--webhook-url URL] [--webhook-secret whsec_…] [--state FILE]
                                                run the bundled Stripe emulator on its own (default port
                                                STRIPE_EMULATOR_PORT, 12111)
+  help                                         print this text
+
+JSON commands print only their JSON on stdout; messages go to stderr. Exit codes: 0 done, 1 failed
+(one line on stderr says why), 2 usage error (no command, an unknown command or option).
 `;
 
 /**
@@ -89,9 +95,18 @@ async function serve(): Promise<void> {
 /** Runs a one-shot command against the configured database with the operator's authority. */
 async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  // On stderr: a JSON command's stdout is its JSON and nothing else.
+  const logger = createLogger(
+    process.env.LOG_LEVEL ?? 'warn',
+    pino.destination({ dest: 2, sync: true }),
+    chooseLogFormat({
+      requested: config.logFormat,
+      production: config.production,
+      terminal: process.stderr.isTTY === true,
+    }),
+  );
   const database = await openDatabase(config, logger);
-  const orm = await connect(database.url);
+  const orm = await connectDatabase(database);
   try {
     await migrate(orm);
     const services = createServices({
@@ -180,12 +195,24 @@ async function runStripeEmulator(args: string[]): Promise<void> {
   });
   const secret = values['webhook-secret'] ?? config.stripe.webhookSecret ?? randomSecret('whsec_', 24);
   const webhookUrl = values['webhook-url'] ?? `${config.publicBaseUrl}/v1/webhooks/stripe`;
+  const port = values.port !== undefined ? Number(values.port) : config.stripe.emulatorPort;
   const emulator = await StripeEmulator.start({
-    port: values.port !== undefined ? Number(values.port) : config.stripe.emulatorPort,
+    port,
     host: config.host,
     webhook: { url: webhookUrl, secret },
-    logger: createLogger(config.logLevel),
+    logger: createLogger(
+      config.logLevel,
+      undefined,
+      chooseLogFormat({
+        requested: config.logFormat,
+        production: config.production,
+        terminal: process.stdout.isTTY === true,
+      }),
+    ),
     stateFile: values.state,
+  }).catch((error: unknown) => {
+    const variable = values.port !== undefined ? '--port' : 'STRIPE_EMULATOR_PORT';
+    throw listenFailure(error, { port, host: config.host, variable });
   });
   process.stdout.write(
     [
@@ -206,7 +233,13 @@ async function runStripeEmulator(args: string[]): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const [command = 'serve', sub, ...rest] = argv;
+  const [command, sub, ...rest] = argv;
+  // A bare `tollgate` asks for nothing: starting a server (and a database) would surprise more than help.
+  if (command === undefined) {
+    process.stderr.write(USAGE);
+    process.exitCode = 2;
+    return;
+  }
   if (command === 'serve') return serve();
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
@@ -254,10 +287,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DomainError) {
+  if (error instanceof ConfigError || error instanceof StartupError || error instanceof DomainError) {
     process.stderr.write(`tollgate: ${error.message}\n`);
   } else if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`tollgate: ${error.message}\n\n${USAGE}`);
+    process.exit(2);
   } else {
     process.stderr.write(
       `tollgate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

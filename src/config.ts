@@ -47,6 +47,8 @@ export interface Config {
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
   readonly graphqlLimits: GraphQLLimits;
   readonly logLevel: string;
+  /** LOG_FORMAT; unset, the process decides (pretty at a development terminal, else JSON). */
+  readonly logFormat: 'json' | 'pretty' | undefined;
 }
 
 /**
@@ -172,6 +174,7 @@ const envSchema = z.object({
   GRAPHQL_QUEUE_TIMEOUT_MS: positive.default(5000),
   GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: positive.default(2),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
 
 /** Every variable Tollgate reads (deployment files are checked against it: test/unit/compose.test.ts). */
@@ -265,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnectionsPerRequest: e.GRAPHQL_MAX_CONNECTIONS_PER_REQUEST,
     },
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
   return deepFreeze(config);
 }

@@ -8,10 +8,11 @@ import { createHttpApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { type Clock, systemClock } from './core/clock.js';
 import { ADMIN } from './core/principal.js';
+import { databaseFailure, listenFailure } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
 import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './db.js';
 import type { EmbeddedPostgres } from './infra/embedded-postgres.js';
-import { createLogger, type Logger } from './infra/logger.js';
+import { chooseLogFormat, createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -47,8 +48,8 @@ export interface StartOptions {
 export async function openDatabase(
   config: Config,
   logger: Logger,
-): Promise<{ url: string; embedded?: EmbeddedPostgres }> {
-  if (config.databaseUrl) return { url: config.databaseUrl };
+): Promise<{ url: string; source: string; embedded?: EmbeddedPostgres }> {
+  if (config.databaseUrl) return { url: config.databaseUrl, source: 'DATABASE_URL' };
   const dir = path.join(config.dataDir, 'postgres');
   logger.info({ dir }, 'DATABASE_URL is not set: starting embedded PostgreSQL');
   const { startEmbeddedPostgres, EmbeddedPostgresMissingError } = await import(
@@ -61,7 +62,26 @@ export async function openDatabase(
     // Reported like any other setting to fix: one line, no stack.
     throw error instanceof EmbeddedPostgresMissingError ? new ConfigError(error.message) : error;
   });
-  return { url: embedded.url, embedded };
+  return { url: embedded.url, source: 'embedded PostgreSQL', embedded };
+}
+
+/**
+ * Connects and proves the connection with one query: MikroORM connects lazily, so without it an
+ * unreachable database would surface later, deep in a migration, as a stack trace. Here it fails once,
+ * naming the server and the setting to fix.
+ */
+export async function connectDatabase(
+  database: { url: string; source: string },
+  options?: Parameters<typeof connect>[1],
+): Promise<Orm> {
+  const orm = await connect(database.url, options);
+  try {
+    await orm.em.getConnection().execute('select 1');
+  } catch (error) {
+    await orm.close(true).catch(() => undefined);
+    throw databaseFailure(error, database.url, database.source);
+  }
+  return orm;
 }
 
 /** ADMIN_TOKEN, or in development a token generated once and kept in DATA_DIR so restarts reuse it. */
@@ -76,13 +96,23 @@ async function resolveAdminToken(config: Config): Promise<string> {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger =
+    options.logger ??
+    createLogger(
+      config.logLevel,
+      undefined,
+      chooseLogFormat({
+        requested: config.logFormat,
+        production: config.production,
+        terminal: process.stdout.isTTY === true,
+      }),
+    );
   const database = await openDatabase(config, logger);
   let orm: Orm | undefined;
   let rateLimitStore: RateLimitStore | undefined;
   let payments: PaymentsRuntime | undefined;
   try {
-    orm = await connect(database.url, timeoutOptions(config.database));
+    orm = await connectDatabase(database, timeoutOptions(config.database));
     const applied = await migrateUnbounded(orm);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 
@@ -114,7 +144,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const { app, apollo } = await createHttpApp(deps, services, httpServer);
     httpServer.on('request', app);
     httpServer.on('clientError', answerClientErrors(logger));
-    await listen(httpServer, config.port, config.host);
+    await listen(httpServer, config.port, config.host).catch((error: unknown) => {
+      throw listenFailure(error, { port: config.port, host: config.host, variable: 'PORT' });
+    });
     const port = (httpServer.address() as AddressInfo).port;
     const scheme = config.tls ? 'https' : 'http';
     const url = `${scheme}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

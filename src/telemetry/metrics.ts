@@ -5,14 +5,14 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 /** How a cached read went: served from the cache, loaded and cached, or read past an unsynced cache. */
 export type CacheLookup = 'hit' | 'miss' | 'bypass';
 
-/** What the caches and the change feed report (src/core/change-feed.ts); no Prometheus type leaks there. */
+/** What the caches and the change feed report (src/infra/change-feed.ts); no Prometheus type leaks there. */
 export interface FeedObserver {
   /** A `synced()` wait ended: how long it took, and whether freshness was confirmed. */
   synced(seconds: number, confirmed: boolean): void;
 }
 export type CacheObserver = (lookup: CacheLookup) => void;
 
-/** How one provider notification ended (src/modules/payments/provider-notifications.service.ts). */
+/** How one provider notification ended (src/modules/subscriptions/provider-notifications.service.ts). */
 export type NotificationOutcome = 'applied' | 'ignored' | 'refused' | 'failed';
 
 /**

@@ -42,8 +42,10 @@ describe('schema/openapi.yaml', () => {
           .filter((k) => ['get', 'post', 'patch', 'put', 'delete'].includes(k))
           .map((method) => `${method.toUpperCase()} ${path}`),
     );
-    expect(operations.sort()).toEqual(
+    expect(operations.filter((o) => !o.includes(' /v1')).sort()).toEqual(['GET /', 'GET /openapi.yaml']);
+    expect(operations.filter((o) => o.includes(' /v1')).sort()).toEqual(
       [
+        'GET /v1',
         'GET /v1/customers',
         'POST /v1/customers',
         'GET /v1/customers/{id}',
@@ -66,7 +68,8 @@ describe('schema/openapi.yaml', () => {
 
   // Stripe's notification receiver is the one path outside the rate limits (a refused delivery would
   // only come back later), so its answers are the envelope without the headers.
-  const UNLIMITED = new Set(['/v1/webhooks/stripe']);
+  // The service index and this document are served outside /v1, like the health probes.
+  const UNLIMITED = new Set(['/v1/webhooks/stripe', '/', '/openapi.yaml']);
 
   it('documents the error envelope and the rate-limit headers on every rate-limited response', () => {
     const resolve = (node: any): any =>

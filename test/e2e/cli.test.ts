@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import request from 'supertest';
+import { staleReason } from '../../bin/build.js';
 import { eventually } from '../helpers/eventually.js';
-import { runCli, startCli } from '../helpers/process.js';
+import { BIN, runCli, startCli } from '../helpers/process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const env = () => ({ DATABASE_URL: process.env.TEST_DATABASE_URL, LOG_LEVEL: 'warn' });
@@ -55,6 +56,41 @@ describe('tollgate CLI', () => {
     const result = await runCli(['apps', 'create', '--name', ''], env());
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('tollgate: name: must not be empty\n');
+  });
+
+  it('runs from the built output through its bin, printing only the JSON on stdout', async () => {
+    // `npm test` has just built; were dist/ stale, the bin would rebuild it under the other tests' feet.
+    expect(staleReason()).toBeUndefined();
+    const result = await runCli(['apps', 'create', '--name', 'Bin app'], env(), { entry: BIN });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      appId: expect.stringMatching(/^app_/),
+      apiKey: expect.stringMatching(/^tg_sk_/),
+    });
+  });
+
+  it('prints usage on a bare call, starting nothing, and exits 2', async () => {
+    const result = await runCli([], env(), { entry: BIN });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^Usage: tollgate <command> \[options\]\n/);
+    expect(result.stderr).toContain('  serve ');
+    expect(result.stderr).not.toContain('Tollgate is running');
+  });
+
+  it('prints usage on stdout for help and exits 0', async () => {
+    const result = await runCli(['help'], env(), { entry: BIN });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: tollgate <command> \[options\]\n/);
+    expect(result.stderr).toBe('');
+  });
+
+  it('refuses an unknown option with usage and exit code 2', async () => {
+    const result = await runCli(['keys', 'create', '--frobnicate'], env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^tollgate: Unknown option '--frobnicate'/);
+    expect(result.stderr).toContain('Usage: tollgate <command>');
   });
 
   it('prints usage for an unknown command and exits 2', async () => {
@@ -119,8 +155,35 @@ describe('serve', () => {
     socket.write(body.slice(5));
 
     expect(await proc.exited).toBe(0);
+    // Piped output is for programs: the log lines around the banner are JSON.
+    expect(proc.output.stdout).toMatch(/^\{.*"msg":"shutting down: finishing in-flight requests"/m);
     expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/);
     expect(response).toContain('{"data":{"apps":');
     socket.destroy();
+  });
+});
+
+describe('serve with LOG_FORMAT=pretty', () => {
+  it('logs lines for reading instead of JSON, even when piped', async () => {
+    const proc = startCli(['serve'], {
+      ...env(),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'pretty',
+      PORT: '0',
+      ADMIN_TOKEN: 'cli-test-admin-token-0123456789',
+      DATA_DIR: `/tmp/tollgate-cli-pretty-${process.pid}`,
+      STRIPE_EMULATOR_PORT: '0',
+    });
+    await eventually(() => (proc.output.stdout.includes('Tollgate is running') ? true : undefined), {
+      what: 'the banner',
+      timeoutMs: 20_000,
+    });
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    expect(proc.output.stdout).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: shutting down: finishing in-flight requests$/m,
+    );
+    expect(proc.output.stdout).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: stopped$/m);
+    expect(proc.output.stdout).not.toMatch(/^\{/m);
   });
 });

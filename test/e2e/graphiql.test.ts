@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Debian's chromium (`.ci/run` installs it when missing); CHROMIUM_PATH points elsewhere. */
@@ -15,13 +15,10 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
-describe('GraphiQL in a browser', () => {
+describeRequiring(chromiumRequirement(CHROMIUM), 'GraphiQL in a browser', () => {
   let server: TestServer;
   let browser: Browser;
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`chromium not found at ${CHROMIUM}: install Debian's chromium or set CHROMIUM_PATH`);
-    }
     server = await startTestServer();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });

@@ -214,10 +214,9 @@ describe('tracing', () => {
       } });
       process.on('exit', () => process.stderr.write('packages: ' + [...seen].sort().join(',') + '\\n'));`;
     const loaded = async (env: Record<string, string>) => {
-      const result = await runCli(['help'], env, [
-        '--import',
-        `data:text/javascript,${encodeURIComponent(recorder)}`,
-      ]);
+      const result = await runCli(['help'], env, {
+        nodeOptions: ['--import', `data:text/javascript,${encodeURIComponent(recorder)}`],
+      });
       expect(result.code).toBe(0);
       const packages = /packages: (.*)\n/.exec(result.stderr)?.[1]?.split(',') ?? [];
       expect(packages).toContain('express');

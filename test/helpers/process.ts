@@ -9,14 +9,24 @@ export interface RunResult {
 /** Path of the compiled CLI (`npm test` builds before running). */
 export const CLI = 'dist/src/main.js';
 
-/** Runs the compiled CLI to completion (`nodeOptions` go to node itself, before the script). */
+/** The `tollgate` command as installed (package.json `bin`): builds dist/ only when it is stale. */
+export const BIN = 'bin/tollgate.js';
+
+export interface RunOptions {
+  /** The entry script (default the compiled CLI; BIN for the installed command). */
+  readonly entry?: string;
+  /** Options for node itself, before the script. */
+  readonly nodeOptions?: readonly string[];
+}
+
+/** Runs the CLI to completion. */
 export function runCli(
   args: string[],
   env: Record<string, string | undefined>,
-  nodeOptions: string[] = [],
+  { entry = CLI, nodeOptions = [] }: RunOptions = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeOptions, CLI, ...args], {
+    const child = spawn(process.execPath, [...nodeOptions, entry, ...args], {
       env: { PATH: process.env.PATH, ...env },
     });
     let stdout = '';

@@ -174,6 +174,7 @@ interface Route {
 
 /** Every route of src/rest/v1.ts and its module routers (and schema/openapi.yaml), plus the webhook. */
 const ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/v1', query: ['format'], credentials: ['none', 'apiKey', 'session'] },
   {
     method: 'GET',
     path: '/v1/customers',

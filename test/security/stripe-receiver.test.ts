@@ -26,7 +26,7 @@ const logSink = new Writable({
 });
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { LOG_LEVEL: 'warn' }, logDestination: logSink });
+  server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: logSink });
   app = await server.createApp();
   await createPaidPlan(server, app.appId, { id: 'pro', name: 'Pro' });
 });
@@ -82,6 +82,13 @@ function refusalLogged(eventId: string): Record<string, unknown> | undefined {
   return logLines
     .map((line) => JSON.parse(line) as Record<string, unknown>)
     .find((entry) => entry.msg === 'Stripe notification refused' && entry.eventId === eventId);
+}
+
+/** The receiver's own lines (not the access log) about one event, parsed. */
+function receiverLines(eventId: string): Record<string, unknown>[] {
+  return logLines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => (entry.stripeEvent as { id?: string } | undefined)?.id === eventId);
 }
 
 let customers = 0;
@@ -378,6 +385,14 @@ describe('events that cannot be applied now', () => {
       expect(await processed('evt_receiver_db_refuses')).toBe(0);
       expect(await subscriptionRow(subscriptionId)).toEqual(before);
       expect(refusalLogged('evt_receiver_db_refuses')).toBeUndefined();
+      expect(receiverLines('evt_receiver_db_refuses')).toEqual([
+        expect.objectContaining({
+          level: 40,
+          msg: 'Stripe notification failed: answered 500, Stripe will deliver it again',
+          stripeEvent: { type: 'customer.subscription.updated', id: 'evt_receiver_db_refuses' },
+          reason: expect.stringContaining(`subscription ${subscriptionId} is frozen for a test`),
+        }),
+      ]);
     } finally {
       await sql('drop trigger if exists receiver_test_refuse on subscription');
       await sql('drop function if exists receiver_test_refuse()');
@@ -443,5 +458,55 @@ describe('an event arriving while the database is away', () => {
     const retried = await post(body, signature, target);
     expect(retried.status).toBe(200);
     expect(await subscriptionRow(subscriptionId, target)).toMatchObject({ cancel_at_period_end: true });
+  });
+});
+
+describe('log lines name the event', () => {
+  it('says which event was applied, and which redelivery had nothing to apply, by type and id', async () => {
+    const paid = await appliedSubscription();
+    const id = paid.completed.id as string;
+    expect(receiverLines(id)).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'Stripe notification applied',
+        stripeEvent: { type: 'checkout.session.completed', id },
+        applied: true,
+      }),
+    ]);
+    const { body, signature } = signedNotification(server, paid.completed);
+    expect((await post(body, signature)).status).toBe(200);
+    expect(receiverLines(id)[1]).toEqual(
+      expect.objectContaining({
+        msg: 'Stripe notification acknowledged, nothing to apply',
+        stripeEvent: { type: 'checkout.session.completed', id },
+        applied: false,
+      }),
+    );
+  });
+
+  it('names the type and id a refused body claims, and nothing of a body that is not an event', async () => {
+    const event = {
+      id: 'evt_receiver_bad_signature',
+      type: 'invoice.paid',
+      created: now(),
+      data: { object: {} },
+    };
+    const res = await post(JSON.stringify(event), 't=1,v1=0000');
+    expect(res.status).toBe(400);
+    expect(receiverLines('evt_receiver_bad_signature')).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'Stripe notification refused',
+        stripeEvent: { type: 'invoice.paid', id: 'evt_receiver_bad_signature' },
+      }),
+    ]);
+    const before = logLines.length;
+    expect((await post('not json', 't=1,v1=0000')).status).toBe(400);
+    const refusal = logLines
+      .slice(before)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((entry) => entry.msg === 'Stripe notification refused');
+    expect(refusal).toBeDefined();
+    expect(refusal).not.toHaveProperty('stripeEvent');
   });
 });

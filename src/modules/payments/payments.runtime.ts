@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { ConfigError } from '../../config.js';
+import { listenFailure } from '../../core/startup-errors.js';
 import { randomSecret } from '../../core/tokens.js';
 import type { Logger } from '../../infra/logger.js';
 import { StripeEmulator } from '../../stripe-emulator/stripe-emulator.js';
@@ -58,6 +59,8 @@ export async function startPayments(
     logger: options.logger,
     // A development start keeps the emulator's objects so seeded plans' prices survive restarts.
     stateFile: options.persistEmulatorState ? path.join(config.dataDir, 'stripe-emulator.json') : undefined,
+  }).catch((error: unknown) => {
+    throw listenFailure(error, { port: emulatorPort, host: '127.0.0.1', variable: 'STRIPE_EMULATOR_PORT' });
   });
   options.logger.info(
     { url: emulator.url },

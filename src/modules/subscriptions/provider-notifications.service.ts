@@ -45,8 +45,23 @@ export class ProviderNotificationsService {
     rawBody: Buffer,
     signature: string | undefined,
   ): Promise<{ applied: boolean }> {
+    return this.applyStripeNotification(this.verifyStripeNotification(rawBody, signature));
+  }
+
+  /** The first half of `handleStripeNotification`, so the receiver can name the event before applying it. */
+  verifyStripeNotification(rawBody: Buffer, signature: string | undefined): ProviderEvent {
     try {
-      const result = await this.#handleStripeNotification(rawBody, signature);
+      return this.payments.verifyEvent(rawBody, signature);
+    } catch (error) {
+      this.onOutcome(error instanceof ValidationError ? 'refused' : 'failed');
+      throw error;
+    }
+  }
+
+  /** Applies a verified notification; `applied: false` when it was a duplicate or none of Tollgate's business. */
+  async applyStripeNotification(event: ProviderEvent): Promise<{ applied: boolean }> {
+    try {
+      const result = await this.#apply(event);
       this.onOutcome(result.applied ? 'applied' : 'ignored');
       return result;
     } catch (error) {
@@ -55,11 +70,7 @@ export class ProviderNotificationsService {
     }
   }
 
-  async #handleStripeNotification(
-    rawBody: Buffer,
-    signature: string | undefined,
-  ): Promise<{ applied: boolean }> {
-    const event = this.payments.verifyEvent(rawBody, signature);
+  async #apply(event: ProviderEvent): Promise<{ applied: boolean }> {
     switch (event.kind) {
       case 'checkout_completed':
         return this.#checkoutCompleted(event, event.session);
