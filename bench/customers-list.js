@@ -72,7 +72,7 @@ const SCENARIOS = [
 ];
 
 async function main() {
-  const { createScratchDatabase, dropDatabase } = await import(dist('core/database-admin.js'));
+  const { createScratchDatabase, dropDatabase } = await import(dist('infra/database-admin.js'));
   const name = `tollgate_bench_list_${process.pid}_${Date.now()}`;
   const url = await createScratchDatabase(SERVER_URL, name);
   try {
@@ -117,7 +117,7 @@ async function main() {
 
 /** Migrates, then writes two apps, an API key each, and the customers with one INSERT … SELECT per app. */
 async function seed(url) {
-  const { connect, migrate } = await import(dist('core/db.js'));
+  const { connect, migrate } = await import(dist('db.js'));
   const { hashSecret, randomSecret, displayPrefix, API_KEY_PREFIX } = await import(dist('core/tokens.js'));
   const orm = await connect(url);
   try {

@@ -40,7 +40,7 @@ else if (mode === '--serve-baseline') await serveBaseline(process.argv[3]);
 else await main();
 
 async function main() {
-  const { createScratchDatabase, dropDatabase } = await import(dist('core/database-admin.js'));
+  const { createScratchDatabase, dropDatabase } = await import(dist('infra/database-admin.js'));
   const name = `tollgate_bench_${process.pid}_${Date.now()}`;
   const url = await createScratchDatabase(SERVER_URL, name);
   try {
@@ -64,12 +64,12 @@ async function main() {
 
 /** Migrates the scratch database and creates an app, plans, customers, subscriptions and sessions. */
 async function seed(url) {
-  const { connect, migrate, withContext } = await import(dist('core/db.js'));
+  const { connect, migrate, withContext } = await import(dist('db.js'));
   const { newId } = await import(dist('core/ids.js'));
   const { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } = await import(dist('core/tokens.js'));
   const { App } = await import(dist('modules/apps/app.entity.js'));
   const { Customer } = await import(dist('modules/customers/customer.entity.js'));
-  const { Plan } = await import(dist('modules/entitlements/plan.entity.js'));
+  const { Plan } = await import(dist('modules/plans/plan.entity.js'));
   const { Session } = await import(dist('modules/auth/session.entity.js'));
   const { Subscription } = await import(dist('modules/subscriptions/subscription.entity.js'));
   const orm = await connect(url);

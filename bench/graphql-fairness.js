@@ -53,7 +53,7 @@ const A_DOCUMENTS = [
 
 /** Creates `CUSTOMERS` customers for each app, straight through the ORM. */
 async function seed(databaseUrl, appIds) {
-  const { connect, withContext } = await import(dist('core/db.js'));
+  const { connect, withContext } = await import(dist('db.js'));
   const { newId } = await import(dist('core/ids.js'));
   const { Customer } = await import(dist('modules/customers/customer.entity.js'));
   const orm = await connect(databaseUrl);

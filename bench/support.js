@@ -20,8 +20,8 @@ const SELF = fileURLToPath(import.meta.url);
 
 /** Creates a migrated scratch database, runs `fn` with its URL, drops it whatever happens. */
 export async function withScratchDatabase(prefix, fn) {
-  const { createScratchDatabase, dropDatabase } = await import(dist('core/database-admin.js'));
-  const { connect, migrate } = await import(dist('core/db.js'));
+  const { createScratchDatabase, dropDatabase } = await import(dist('infra/database-admin.js'));
+  const { connect, migrate } = await import(dist('db.js'));
   const name = `${prefix}_${process.pid}_${Date.now()}`;
   const url = await createScratchDatabase(SERVER_URL, name);
   try {

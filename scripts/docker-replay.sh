@@ -37,7 +37,7 @@ cleanup() {
   fi
   if [ -n "$scratch_db" ]; then
     (cd "$runtime_dir" && node --input-type=module -e "
-      const { dropDatabase } = await import('./dist/src/core/database-admin.js');
+      const { dropDatabase } = await import('./dist/src/infra/database-admin.js');
       await dropDatabase(process.argv[1], process.argv[2]);" "$server_url" "$scratch_db") ||
       echo "replay: could not drop scratch database $scratch_db" >&2
   fi
@@ -239,7 +239,7 @@ free_port() { node -e 'const s = require("node:net").createServer().listen(0, "1
 port="$(free_port)"
 scratch_db="tollgate_replay_$$_$(date +%s)"
 database_url="$(cd "$runtime_dir" && node --input-type=module -e "
-  const { createScratchDatabase } = await import('./dist/src/core/database-admin.js');
+  const { createScratchDatabase } = await import('./dist/src/infra/database-admin.js');
   console.log(await createScratchDatabase(process.argv[1], process.argv[2]));" "$server_url" "$scratch_db")"
 say "scratch database $scratch_db on $(node -e 'const u = new URL(process.argv[1]); console.log(u.host)' "$server_url")"
 

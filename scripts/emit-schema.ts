@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { lexicographicSortSchema, printSchema } from 'graphql';
-import { getSchema } from '../src/graphql/schema.js';
+import { getSchema } from '../src/graphql-schema.js';
 
 const FILE = 'schema/schema.graphql';
 

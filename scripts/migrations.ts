@@ -6,9 +6,9 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createScratchDatabase, dropDatabase } from '../src/core/database-admin.js';
-import { connect, migrate } from '../src/core/db.js';
-import { startEmbeddedPostgres } from '../src/core/embedded-postgres.js';
+import { connect, migrate } from '../src/db.js';
+import { createScratchDatabase, dropDatabase } from '../src/infra/database-admin.js';
+import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.js';
 
 async function main() {
   const command = process.argv[2];

@@ -11,10 +11,9 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
-import { databaseReady } from './core/db.js';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
-import { redactUrl } from './core/logger.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
+import { connectionPool, databaseReady } from './db.js';
 import { shareConnectionsPerRequest, withConnectionShare } from './graphql/connection-share.js';
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
@@ -22,11 +21,12 @@ import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
 import { inputValuesPlugin } from './graphql/input-values.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
-import { getSchema } from './graphql/schema.js';
+import { createResolverContainer, getSchema } from './graphql-schema.js';
+import { redactUrl } from './infra/logger.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
-import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/payments/stripe-webhook.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
+import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
 import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
 import {
   authorizationHeader,
@@ -136,7 +136,7 @@ export async function createHttpApp(
   app.post(
     STRIPE_WEBHOOK_PATH,
     express.raw({ type: () => true, limit: BODY_LIMIT }),
-    stripeWebhookHandler(services),
+    stripeWebhookHandler(services.providerNotifications),
   );
 
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
@@ -181,10 +181,11 @@ export async function createHttpApp(
     ],
   });
   await apollo.start();
-  await shareConnectionsPerRequest(deps.orm);
+  shareConnectionsPerRequest(await connectionPool(deps.orm));
+  const resolvers = createResolverContainer(services);
   const graphql = expressMiddleware(apollo, {
     context: async ({ req, res }) => {
-      const context = createGraphQLContext(req, services, deps.orm);
+      const context = createGraphQLContext(req, resolvers);
       responses.set(context.log, res);
       return context;
     },

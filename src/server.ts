@@ -6,11 +6,11 @@ import path from 'node:path';
 import { createHttpApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { type Clock, systemClock } from './core/clock.js';
-import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './core/db.js';
-import type { EmbeddedPostgres } from './core/embedded-postgres.js';
-import { createLogger, type Logger } from './core/logger.js';
 import { ADMIN } from './core/principal.js';
 import { randomSecret } from './core/tokens.js';
+import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './db.js';
+import type { EmbeddedPostgres } from './infra/embedded-postgres.js';
+import { createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -49,7 +49,9 @@ export async function openDatabase(
   if (config.databaseUrl) return { url: config.databaseUrl };
   const dir = path.join(config.dataDir, 'postgres');
   logger.info({ dir }, 'DATABASE_URL is not set: starting embedded PostgreSQL');
-  const { startEmbeddedPostgres, EmbeddedPostgresMissingError } = await import('./core/embedded-postgres.js');
+  const { startEmbeddedPostgres, EmbeddedPostgresMissingError } = await import(
+    './infra/embedded-postgres.js'
+  );
   const embedded = await startEmbeddedPostgres({
     dir,
     onLog: (line) => logger.debug({ postgres: line }),

@@ -1,8 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
-import { ChangeFeed } from './core/change-feed.js';
 import type { Clock } from './core/clock.js';
-import type { Logger } from './core/logger.js';
+import { ChangeFeed } from './infra/change-feed.js';
+import type { Logger } from './infra/logger.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
@@ -15,10 +15,10 @@ import { EntitlementsService } from './modules/entitlements/entitlements.service
 import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
-import { ProviderNotificationsService } from './modules/payments/provider-notifications.service.js';
 import { PlansService } from './modules/plans/plans.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
+import { ProviderNotificationsService } from './modules/subscriptions/provider-notifications.service.js';
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
@@ -67,14 +67,17 @@ export function createServices(deps: Deps): Services {
     connectTimeoutMs: deps.config.database.connectTimeoutMs,
   });
   const entitlements = new EntitlementsService(deps.orm, changes);
-  const sessions = new SessionsService(deps.orm, deps.clock, entitlements);
+  const apps = new AppsService(deps.orm);
+  const organizations = new OrganizationsService(deps.orm);
+  const customers = new CustomersService(deps.orm, deps.clock);
+  const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements);
   return {
-    apps: new AppsService(deps.orm),
+    apps,
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
     credentials: new CredentialsService(deps.orm, deps.clock, deps.adminToken, changes),
-    customers: new CustomersService(deps.orm, deps.clock),
+    customers,
     entitlements,
     invoices: new InvoicesService(deps.orm, deps.payments),
     magicLinks: new MagicLinksService({
@@ -83,12 +86,14 @@ export function createServices(deps: Deps): Services {
       logger: deps.logger,
       mailer: deps.mailer,
       publicBaseUrl: deps.config.publicBaseUrl,
+      apps,
+      customers,
       sessions,
       entitlements,
     }),
-    organizations: new OrganizationsService(deps.orm, sessions, entitlements),
+    organizations,
     plans: new PlansService(deps.orm, deps.payments),
-    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments),
+    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments, customers),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits),
     sessions,
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),

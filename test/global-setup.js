@@ -1,8 +1,8 @@
 // Runs outside Jest's module system, so it uses the compiled code (`npm test` builds first).
 import 'reflect-metadata';
-import { createScratchDatabase } from '../dist/src/core/database-admin.js';
-import { connect, migrate } from '../dist/src/core/db.js';
-import { startEmbeddedPostgres } from '../dist/src/core/embedded-postgres.js';
+import { connect, migrate } from '../dist/src/db.js';
+import { createScratchDatabase } from '../dist/src/infra/database-admin.js';
+import { startEmbeddedPostgres } from '../dist/src/infra/embedded-postgres.js';
 
 /**
  * One scratch database per test run, migrated once. Uses DATABASE_URL's server when set (CI), else an

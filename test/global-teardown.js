@@ -1,4 +1,4 @@
-import { dropDatabase } from '../dist/src/core/database-admin.js';
+import { dropDatabase } from '../dist/src/infra/database-admin.js';
 
 export default async function globalTeardown() {
   const serverUrl = process.env.TEST_SERVER_DATABASE_URL;

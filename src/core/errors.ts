@@ -15,11 +15,21 @@ export type ErrorCode =
   | 'provider_unavailable'
   | 'service_unavailable';
 
+/**
+ * What is known beyond the message. `fields` is for the client: both mappers expose it. Anything else
+ * (a provider event's id, say) is for the operator's log only.
+ */
+export interface DomainErrorDetails {
+  /** The input fields the error concerns (dotted paths for nested ones), so a form can mark them. */
+  readonly fields?: readonly string[];
+  readonly [key: string]: unknown;
+}
+
 export class DomainError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details?: Readonly<Record<string, unknown>>,
+    readonly details: DomainErrorDetails = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -27,8 +37,13 @@ export class DomainError extends Error {
 }
 
 export class ValidationError extends DomainError {
-  constructor(message: string, details?: Record<string, unknown>) {
+  constructor(message: string, details?: DomainErrorDetails) {
     super('validation_failed', message, details);
+  }
+
+  /** One field's problem, in the `field: problem` form that `parseInput` gives schema errors. */
+  static forField(field: string, problem: string): ValidationError {
+    return new ValidationError(`${field}: ${problem}`, { fields: [field] });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ValidationError } from './errors.js';
 
 /**
@@ -28,6 +28,27 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   ].filter(Boolean);
   throw new ValidationError([...new Set(messages)].join('; '), { fields });
 }
+
+/** Any id a caller names (an app, customer, organization, plan…): one measure and one message everywhere. */
+export const idSchema = z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+
+/**
+ * An absolute http(s) URL that a browser may be sent to: a scheme, and no user info (which would let a
+ * link show one host and log in to another).
+ */
+export const absoluteUrlSchema = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (
+        (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === ''
+      );
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http(s) URL including the scheme');
 
 /**
  * Deepest nesting of objects and arrays a JSON input may have. Real inputs (metadata, GraphQL variables)

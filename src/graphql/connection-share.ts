@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Pool, PoolClient } from 'pg';
 import { Turns } from './request-limits.js';
 
@@ -24,8 +23,7 @@ const installed = new WeakSet<Pool>();
  * Outside a request nothing changes. A request cannot deadlock on its own turns: MikroORM never holds a
  * connection while it asks for another (a transaction runs every statement on the connection it holds).
  */
-export async function shareConnectionsPerRequest(orm: MikroORM): Promise<void> {
-  const pool = (await orm.em.getConnection().getNativeClient()) as Pool;
+export function shareConnectionsPerRequest(pool: Pool): void {
   if (installed.has(pool)) return;
   installed.add(pool);
   /** Which request's turn each checked-out client holds. */

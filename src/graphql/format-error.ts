@@ -1,7 +1,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import { asDomainError, assertUnreachable, type ErrorCode, statusOf } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../infra/logger.js';
 
 /** GraphQL `extensions.code` of each domain error code (exhaustive: a new code must be mapped here). */
 export function graphqlCodeOf(code: ErrorCode): string {
@@ -59,9 +59,9 @@ export interface FormatErrorOptions {
 
 /**
  * The single GraphQL error mapper: domain errors (database outages included, see `asDomainError`) keep
- * their message and get `{code, statusCode}`; GraphQL's own request errors are 400; anything else is a
- * bug, logged and answered without detail. An outage is not logged here: the request's access-log line
- * reports it (src/app.ts), once.
+ * their message and get `{code, statusCode}`, plus `fields` when the error names input fields; GraphQL's
+ * own request errors are 400; anything else is a bug, logged and answered without detail. An outage is
+ * not logged here: the request's access-log line reports it (src/app.ts), once.
  */
 export function createFormatError(log: Logger, options: FormatErrorOptions = {}) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -72,7 +72,12 @@ export function createFormatError(log: Logger, options: FormatErrorOptions = {})
         message: domain.message,
         locations: formatted.locations,
         path: formatted.path,
-        extensions: { code: graphqlCodeOf(domain.code), statusCode: statusOf(domain.code) },
+        extensions: {
+          code: graphqlCodeOf(domain.code),
+          statusCode: statusOf(domain.code),
+          // The dashboard shows a validation error beside each field it names.
+          ...(domain.details.fields?.length ? { fields: domain.details.fields } : {}),
+        },
       };
     }
     const code = formatted.extensions?.code;

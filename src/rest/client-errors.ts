@@ -1,6 +1,6 @@
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../infra/logger.js';
 import { envelope } from './error-envelope.js';
 
 /** What Node's HTTP parser reports when it refuses a request (see `clientError` in node:http). */

@@ -1,7 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { asDomainError, RateLimitedError, ServiceUnavailableError, statusOf } from '../core/errors.js';
+import {
+  asDomainError,
+  type DomainError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  statusOf,
+} from '../core/errors.js';
 
 /** The interface's error body: `{statusCode, message, error}` with the standard reason phrase. */
 export interface ErrorEnvelope {
@@ -84,6 +90,21 @@ function printable(value: unknown): string {
 }
 
 /**
+ * The envelope has no room for structured details, so the message itself names every field the error
+ * concerns: the core writes `field: problem`, and a field the message does not name yet is put in front.
+ */
+export function messageNamingFields(error: DomainError): string {
+  const fields = error.details.fields ?? [];
+  const unnamed = fields.filter((field) => !namesField(error.message, field));
+  return unnamed.length === 0 ? error.message : `${unnamed.join(', ')}: ${error.message}`;
+}
+
+function namesField(message: string, field: string): boolean {
+  const escaped = field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^A-Za-z0-9_.])${escaped}($|[^A-Za-z0-9_])`).test(message);
+}
+
+/**
  * The single REST error mapper. Domain errors (and database outages, classified as one by
  * `asDomainError`) map through `statusOf` (exhaustive over error codes); anything else is a bug: logged
  * with the request id, answered 500 with no detail.
@@ -102,7 +123,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     }
     if (domain instanceof ServiceUnavailableError) noteOutage(res, domain);
     else if (status >= 500) req.log?.warn({ err }, 'upstream failure');
-    sendError(res, status, domain.message);
+    sendError(res, status, messageNamingFields(domain));
     return;
   }
   const parser = bodyParserStatus(err);

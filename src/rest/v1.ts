@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
@@ -6,22 +7,21 @@ import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
 import type { Services } from '../services.js';
-import { isStrictRouter, strictRouter } from './router.js';
 
 /**
  * Every `/v1` path of the REST facade, mounted in one place so any endpoint is found from here.
- * Routes are thin: parse → service → presenter. `POST /v1/webhooks/stripe` is mounted in app.ts, ahead of
+ * Routes are thin: parse → service → presenter, and each router gets only the services it calls. `POST /v1/webhooks/stripe` is mounted in app.ts, ahead of
  * the JSON parser, because Stripe's signature covers the raw body.
  */
 export function v1Router(services: Services): Router {
   const router = strictRouter();
   for (const module of [
-    authRouter(services),
-    checkoutRouter(services),
-    customersRouter(services),
-    entitlementsRouter(services),
-    subscriptionLifecycleRouter(services),
-    subscriptionsRouter(services),
+    authRouter(services.magicLinks, services.sessions),
+    checkoutRouter(services.checkout),
+    customersRouter(services.customers),
+    entitlementsRouter(services.entitlements),
+    subscriptionLifecycleRouter(services.subscriptionLifecycle),
+    subscriptionsRouter(services.subscriptions),
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');

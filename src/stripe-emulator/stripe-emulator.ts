@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../infra/logger.js';
 import { newEvent } from './events.js';
 import type { Obj } from './parameters.js';
 import { createEmulatorApp } from './server.js';

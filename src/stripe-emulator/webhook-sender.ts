@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../infra/logger.js';
 
 /** Stripe's signature header: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<payload>")>`. */
 export function signatureHeader(payload: string, secret: string, timestamp: number): string {

@@ -130,6 +130,26 @@ describe('POST /v1/checkout/session validation', () => {
       'metadata: must be an object',
     );
     await expectError(
+      await checkout({ planId: 'pro', customerId, ...URLS, metadata: { ['😀'.repeat(41)]: 1 } }),
+      400,
+      'metadata: keys must be 1 to 40 characters (got one of 41)',
+    );
+    await expectError(
+      await checkout({
+        planId: 'pro',
+        customerId,
+        ...URLS,
+        metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])),
+      }),
+      400,
+      'metadata: must have at most 50 keys (would have 51)',
+    );
+    await expectError(
+      await checkout({ planId: 'pro', customerId, ...URLS, metadata: { blob: 'x'.repeat(16 * 1024 - 10) } }),
+      400,
+      'metadata: must be at most 16384 bytes as JSON (would be 16385)',
+    );
+    await expectError(
       await checkout({ planId: 'pro', email: 'not-an-email', ...URLS }),
       400,
       'email: must be a valid e-mail address',

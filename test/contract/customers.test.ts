@@ -1,6 +1,6 @@
 import type { Response, Test } from 'supertest';
 import { ManualClock } from '../../src/core/clock.js';
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const CUSTOMER_FIELDS = ['createdAt', 'email', 'id', 'metadata', 'name', 'paymentCustomerId', 'updatedAt'];

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EmbeddedPostgresMissingError, loadBinaries } from '../../src/core/embedded-postgres.js';
+import { EmbeddedPostgresMissingError, loadBinaries } from '../../src/infra/embedded-postgres.js';
 import { runCli } from '../helpers/process.js';
 
 /**
@@ -52,7 +52,7 @@ registerHooks({
       NODE_OPTIONS: `--import=${guard}`,
     });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('embedded PostgreSQL was loaded: ./core/embedded-postgres.js');
+    expect(result.stderr).toContain('embedded PostgreSQL was loaded: ./infra/embedded-postgres.js');
   });
 
   it('names DATABASE_URL when the binary package is not installed', async () => {

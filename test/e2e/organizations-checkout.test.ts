@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { Organization } from '../../src/modules/organizations/organization.entity.js';
 import { EMULATOR_SECRET_KEY } from '../../src/modules/payments/payments.runtime.js';
 import { eventually } from '../helpers/eventually.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { withContext } from '../../src/core/db.js';
 import { ADMIN } from '../../src/core/principal.js';
+import { withContext } from '../../src/db.js';
 import { eventually } from './eventually.js';
 import type { TestServer } from './server.js';
 

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
-import { withContext } from '../../src/core/db.js';
 import { newId } from '../../src/core/ids.js';
 import type { OrgRole } from '../../src/core/principal.js';
+import { withContext } from '../../src/db.js';
 import { Customer } from '../../src/modules/customers/customer.entity.js';
-import { Plan } from '../../src/modules/entitlements/plan.entity.js';
 import { Organization, OrganizationMember } from '../../src/modules/organizations/organization.entity.js';
+import { Plan } from '../../src/modules/plans/plan.entity.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import type { Core } from './services.js';
 

@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import request from 'supertest';
 import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/core/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { expectOpenApiResponse, matchOpenApiPath } from './openapi.js';
 

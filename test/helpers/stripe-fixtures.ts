@@ -1,6 +1,6 @@
 import { type AddressInfo, createServer } from 'node:net';
 import Stripe from 'stripe';
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { EMULATOR_SECRET_KEY } from '../../src/modules/payments/payments.runtime.js';
 import { startTestServer, type TestServer } from './server.js';
 

@@ -161,7 +161,11 @@ describe('app settings', () => {
     const { appId } = await server.createApp();
     const res = await server.op(UpdateAppSettingsDocument, { appId, input: input as any }, server.adminToken);
     expect(res.body.data).toBeNull();
-    expect(res.body.errors?.[0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
+    expect(res.body.errors?.[0].extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      statusCode: 400,
+      fields: Object.keys(input),
+    });
     expect(res.body.errors?.[0].message).toContain(message);
   });
 

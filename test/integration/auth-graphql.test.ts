@@ -117,7 +117,11 @@ describe('customer login over GraphQL', () => {
       { input: { name: 'hostile', allowedCallbackUrls: `https://ok.example.com/*\n${pattern}` } },
       server.adminToken,
     );
-    expect(created.body.errors?.[0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
+    expect(created.body.errors?.[0].extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      statusCode: 400,
+      fields: ['allowedCallbackUrls'],
+    });
     expect(created.body.errors?.[0].message).toContain(`allowedCallbackUrls: invalid pattern "${pattern}"`);
     expect(created.body.errors?.[0].message).toContain(reason);
 
@@ -127,7 +131,11 @@ describe('customer login over GraphQL', () => {
       { appId, input: { allowedCallbackUrls: pattern } },
       server.adminToken,
     );
-    expect(updated.body.errors?.[0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
+    expect(updated.body.errors?.[0].extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      statusCode: 400,
+      fields: ['allowedCallbackUrls'],
+    });
     expect(updated.body.errors?.[0].message).toContain(reason);
   });
 });

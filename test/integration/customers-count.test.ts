@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createScratchDatabase, dropDatabase } from '../../src/core/database-admin.js';
-import { connect, migrate } from '../../src/core/db.js';
+import { connect, migrate } from '../../src/db.js';
+import { createScratchDatabase, dropDatabase } from '../../src/infra/database-admin.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**

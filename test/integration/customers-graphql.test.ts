@@ -1,4 +1,4 @@
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;

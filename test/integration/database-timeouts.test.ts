@@ -1,6 +1,6 @@
 import type { DatabaseTimeouts } from '../../src/config.js';
-import { APPLICATION_NAME, connect, databaseReady, type Orm, timeoutOptions } from '../../src/core/db.js';
 import { asDomainError, ServiceUnavailableError } from '../../src/core/errors.js';
+import { APPLICATION_NAME, connect, databaseReady, type Orm, timeoutOptions } from '../../src/db.js';
 
 const url = process.env.TEST_DATABASE_URL!;
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { CHANGES_CHANNEL, type Change, ChangeFeed, FeedCache } from '../../src/core/change-feed.js';
-import { createLogger } from '../../src/core/logger.js';
+import { CHANGES_CHANNEL, type Change, ChangeFeed, FeedCache } from '../../src/infra/change-feed.js';
+import { createLogger } from '../../src/infra/logger.js';
 
 /**
  * The change feed and its cache on the real test database: notices are sent with pg_notify exactly as

@@ -1,4 +1,4 @@
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { eventually } from '../helpers/eventually.js';

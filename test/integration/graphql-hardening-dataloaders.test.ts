@@ -1,7 +1,7 @@
 import { newId } from '../../src/core/ids.js';
 import { App } from '../../src/modules/apps/app.entity.js';
 import { Customer } from '../../src/modules/customers/customer.entity.js';
-import { Plan } from '../../src/modules/entitlements/plan.entity.js';
+import { Plan } from '../../src/modules/plans/plan.entity.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

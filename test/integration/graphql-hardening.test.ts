@@ -1,7 +1,7 @@
 import { getIntrospectionQuery, parse, validate } from 'graphql';
 import { loadConfig } from '../../src/config.js';
 import { depthLimitRule, estimateComplexity } from '../../src/graphql/hardening.js';
-import { getSchema } from '../../src/graphql/schema.js';
+import { getSchema } from '../../src/graphql-schema.js';
 import { FIELD_LIMITS } from '../../src/modules/rate-limits/field-limits.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

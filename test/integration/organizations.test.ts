@@ -70,6 +70,37 @@ describe('organizations', () => {
     });
   });
 
+  it("take metadata by the customers' rule: keys of 1 to 40 code points, 50 keys, 16 KiB as JSON", async () => {
+    const { apiKey, fx } = await newApp();
+    const owner = await fx.customer();
+    const create = (metadata: Record<string, unknown>) =>
+      server.graphql(CREATE, { input: { name: 'Acme', metadata, ownerCustomerId: owner } }, apiKey);
+    // 40 emoji are 80 UTF-16 units: characters are counted as code points, as for customers.
+    const emojiKey = { ['😀'.repeat(40)]: 1 };
+    const accepted = await create(emojiKey);
+    expect(accepted.body.errors).toBeUndefined();
+    expect(accepted.body.data.createOrganization.metadata).toEqual(emojiKey);
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ ['😀'.repeat(41)]: 1 }, 'metadata: keys must be 1 to 40 characters (got one of 41)'],
+      [{ '': 1 }, 'metadata: keys must be 1 to 40 characters (got one of 0)'],
+      [
+        Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])),
+        'metadata: must have at most 50 keys (would have 51)',
+      ],
+      [
+        { blob: 'x'.repeat(16 * 1024 - 10) },
+        'metadata: must be at most 16384 bytes as JSON (would be 16385)',
+      ],
+    ];
+    for (const [metadata, message] of refusals) {
+      expect(errorOf((await create(metadata)).body)).toEqual({
+        message,
+        code: 'BAD_USER_INPUT',
+        statusCode: 400,
+      });
+    }
+  });
+
   it('need ownerCustomerId with an API key, and a customer of the same app', async () => {
     const { apiKey } = await newApp();
     const other = await newApp();

@@ -5,8 +5,8 @@ import path from 'node:path';
 import Stripe from 'stripe';
 import request from 'supertest';
 import { loadConfig } from '../../src/config.js';
-import { createScratchDatabase, dropDatabase } from '../../src/core/database-admin.js';
-import { createLogger } from '../../src/core/logger.js';
+import { createScratchDatabase, dropDatabase } from '../../src/infra/database-admin.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { EMULATOR_SECRET_KEY } from '../../src/modules/payments/payments.runtime.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 

@@ -74,7 +74,11 @@ describe('plans', () => {
   it('validates the input and names the fields', async () => {
     const { appId } = await server.createApp();
     const res = await upsert(appId, { id: 'Pro Plan', name: ' ', trialDays: -1, features: { x: [1] } });
-    expect(res.body.errors![0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
+    expect(res.body.errors![0].extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      statusCode: 400,
+      fields: ['id', 'name', 'trialDays', 'features.x'],
+    });
     expect(res.body.errors![0].message).toContain('id: must be 1 to 63 lowercase letters');
     expect(res.body.errors![0].message).toContain('name: must not be empty');
     expect(res.body.errors![0].message).toContain('trialDays: must not be negative');

@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { withContext } from '../../src/core/db.js';
+import { withContext } from '../../src/db.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { connect, migrate } from '../../src/core/db.js';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/core/embedded-postgres.js';
+import { connect, migrate } from '../../src/db.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/infra/embedded-postgres.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

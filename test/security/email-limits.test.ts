@@ -84,7 +84,10 @@ describe('e-mail addresses beyond RFC 5321 limits are refused with a 400 naming 
       app.apiKey,
     );
     expect(res.body.errors).toEqual([
-      expect.objectContaining({ message, extensions: { code: 'BAD_USER_INPUT', statusCode: 400 } }),
+      expect.objectContaining({
+        message,
+        extensions: { code: 'BAD_USER_INPUT', statusCode: 400, fields: ['email'] },
+      }),
     ]);
     expect(await customerCount(server, app.appId)).toBe(0);
   });

@@ -444,7 +444,14 @@ describe('fuzzing every GraphQL root field', () => {
               return;
             }
             for (const error of body.errors ?? []) {
-              expect(error.extensions).toEqual({ code: expect.any(String), statusCode: expect.any(Number) });
+              // A validation error also names the input fields it concerns.
+              const named = error.extensions.fields === undefined ? {} : { fields: expect.any(Array) };
+              expect(error.extensions).toEqual({
+                code: expect.any(String),
+                statusCode: expect.any(Number),
+                ...named,
+              });
+              for (const name of error.extensions.fields ?? []) expect(name).toEqual(expect.any(String));
               expect(error.extensions.code).not.toBe('INTERNAL_SERVER_ERROR');
               expect(error.extensions.statusCode).toBeLessThan(
                 500 + (field.name === 'createCheckoutSession' ? 5 : 0),

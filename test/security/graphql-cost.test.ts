@@ -7,7 +7,7 @@ import {
   FIELD_RESOLVERS,
   type WalkCounter,
 } from '../../src/graphql/hardening.js';
-import { getSchema } from '../../src/graphql/schema.js';
+import { getSchema } from '../../src/graphql-schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** `n` fragments, each spreading the previous one twice: walked naively, 2^n fragment bodies. */

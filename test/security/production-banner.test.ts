@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { createScratchDatabase, dropDatabase } from '../../src/core/database-admin.js';
+import { createScratchDatabase, dropDatabase } from '../../src/infra/database-admin.js';
 import { eventually } from '../helpers/eventually.js';
 import { startCli } from '../helpers/process.js';
 

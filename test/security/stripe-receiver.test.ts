@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import Stripe from 'stripe';
-import { createScratchDatabase, dropDatabase, withServerClient } from '../../src/core/database-admin.js';
+import { createScratchDatabase, dropDatabase, withServerClient } from '../../src/infra/database-admin.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createPaidPlan, payOnHostedPage, signedNotification } from '../helpers/stripe-fixtures.js';
 

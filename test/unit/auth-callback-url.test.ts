@@ -6,7 +6,7 @@ import {
   parseCallbackPattern,
   parseCallbackPatterns,
   parseStoredCallbackPatterns,
-} from '../../src/modules/auth/callback-url.js';
+} from '../../src/modules/apps/callback-url.js';
 
 const allows = (patterns: string, url: string) => isAllowedCallbackUrl(url, parseCallbackPatterns(patterns));
 

@@ -14,6 +14,7 @@ import {
   RateLimitedError,
   ServiceUnavailableError,
   statusOf,
+  ValidationError,
 } from '../../src/core/errors.js';
 import { createFormatError } from '../../src/graphql/format-error.js';
 import { errorHandler } from '../../src/rest/error-envelope.js';
@@ -70,6 +71,29 @@ describe('REST error mapping', () => {
     const res = await request(app).get('/boom');
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ statusCode: status, message: error.message, error: phrase });
+  });
+
+  it.each<[ValidationError, string]>([
+    [ValidationError.forField('planId', 'the app has no plan "x"'), 'planId: the app has no plan "x"'],
+    [
+      new ValidationError('email: must be a valid e-mail address; unknown field: nmae', {
+        fields: ['email', 'nmae'],
+      }),
+      'email: must be a valid e-mail address; unknown field: nmae',
+    ],
+    [
+      new ValidationError('exactly one is required', { fields: ['customerId', 'organizationId'] }),
+      'customerId, organizationId: exactly one is required',
+    ],
+    [
+      new ValidationError('customerId: is required', { fields: ['customerId', 'id'] }),
+      'id: customerId: is required',
+    ],
+    [new ValidationError('Missing Stripe-Signature header'), 'Missing Stripe-Signature header'],
+  ])('names every field of %p in the message', async (error, message) => {
+    const { app } = appThrowing(error);
+    const res = await request(app).get('/boom');
+    expect(res.body).toEqual({ statusCode: 400, message, error: 'Bad Request' });
   });
 
   it('adds Retry-After to a 429', async () => {
@@ -215,6 +239,20 @@ describe('GraphQL error mapping', () => {
       extensions: { code: 'INTERNAL_SERVER_ERROR', statusCode: 500 },
     });
     expect(lines[0].err.message).toContain('duplicate key value');
+  });
+
+  it('lists the fields a validation error concerns in extensions.fields', () => {
+    const { logger } = capturingLogger();
+    const error = ValidationError.forField('couponCode', 'Coupon code not found');
+    const out = createFormatError(logger)(
+      { message: error.message, path: ['createCheckoutSession'] },
+      new GraphQLError(error.message, { originalError: error, path: ['createCheckoutSession'] }),
+    );
+    expect(out).toEqual({
+      message: 'couponCode: Coupon code not found',
+      path: ['createCheckoutSession'],
+      extensions: { code: 'BAD_USER_INPUT', statusCode: 400, fields: ['couponCode'] },
+    });
   });
 
   it('keeps the message of a domain error and adds its code and status', () => {

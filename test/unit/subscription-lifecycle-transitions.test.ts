@@ -1,7 +1,7 @@
 import {
   SUBSCRIPTION_STATUSES,
   type SubscriptionStatus,
-} from '../../src/modules/subscriptions/subscription.entity.js';
+} from '../../src/modules/payments/payment-provider.js';
 import {
   type LifecycleAction,
   statusFromProvider,

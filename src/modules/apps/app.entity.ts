@@ -18,7 +18,7 @@ export class App {
   @Property({ type: 'integer', default: 15 })
   magicLinkExpiryMinutes: Opt<number> = 15;
 
-  /** One pattern per line; see modules/auth/callback-url.ts. */
+  /** One pattern per line; see callback-url.ts. */
   @Property({ type: 'text', default: '' })
   allowedCallbackUrls: Opt<string> = '';
 

@@ -8,29 +8,32 @@ import {
   CreateAppInput,
   CreateAppPayload,
 } from './app.type.js';
+import type { AppsService } from './apps.service.js';
 
 /** Admin operations on apps and API keys (admin token only; enforced in AppsService). */
 @Resolver(() => AppType)
 export class AppsResolver {
+  constructor(private readonly appsService: AppsService) {}
+
   @Query(() => [AppType])
   async apps(@Ctx() ctx: GraphQLContext): Promise<AppType[]> {
-    return (await ctx.services.apps.listApps(ctx.principal)).map(AppType.from);
+    return (await this.appsService.listApps(ctx.principal)).map(AppType.from);
   }
 
   @Query(() => AppType, { nullable: true })
   async app(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<AppType | null> {
-    const app = await ctx.services.apps.getApp(ctx.principal, id);
+    const app = await this.appsService.getApp(ctx.principal, id);
     return app ? AppType.from(app) : null;
   }
 
   @FieldResolver(() => [ApiKeyType])
   async apiKeys(@Root() app: AppType, @Ctx() ctx: GraphQLContext): Promise<ApiKeyType[]> {
-    return (await ctx.services.apps.listApiKeys(ctx.principal, app.id)).map(ApiKeyType.from);
+    return (await this.appsService.listApiKeys(ctx.principal, app.id)).map(ApiKeyType.from);
   }
 
   @Mutation(() => CreateAppPayload)
   async createApp(@Arg('input', () => CreateAppInput) input: CreateAppInput, @Ctx() ctx: GraphQLContext) {
-    const { app, apiKey } = await ctx.services.apps.createApp(ctx.principal, { ...input });
+    const { app, apiKey } = await this.appsService.createApp(ctx.principal, { ...input });
     return Object.assign(new CreateAppPayload(), { app: AppType.from(app), apiKey: apiKey.secret });
   }
 
@@ -40,17 +43,17 @@ export class AppsResolver {
     @Arg('input', () => AppSettingsInput) input: AppSettingsInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<AppType> {
-    return AppType.from(await ctx.services.apps.updateAppSettings(ctx.principal, appId, { ...input }));
+    return AppType.from(await this.appsService.updateAppSettings(ctx.principal, appId, { ...input }));
   }
 
   @Mutation(() => CreateApiKeyPayload)
   async createApiKey(@Arg('appId', () => ID) appId: string, @Ctx() ctx: GraphQLContext) {
-    const { secret, key } = await ctx.services.apps.createApiKey(ctx.principal, appId);
+    const { secret, key } = await this.appsService.createApiKey(ctx.principal, appId);
     return Object.assign(new CreateApiKeyPayload(), { apiKey: secret, key: ApiKeyType.from(key) });
   }
 
   @Mutation(() => ApiKeyType)
   async revokeApiKey(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<ApiKeyType> {
-    return ApiKeyType.from(await ctx.services.apps.revokeApiKey(ctx.principal, id));
+    return ApiKeyType.from(await this.appsService.revokeApiKey(ctx.principal, id));
   }
 }

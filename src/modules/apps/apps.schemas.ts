@@ -1,17 +1,6 @@
 import { z } from 'zod';
-import { InvalidPatternError, parseCallbackPatterns } from '../auth/callback-url.js';
-
-const absoluteHttpUrl = z
-  .string()
-  .max(2048)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return (u.protocol === 'https:' || u.protocol === 'http:') && u.username === '' && u.password === '';
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http(s) URL without user info');
+import { absoluteUrlSchema } from '../../core/validation.js';
+import { InvalidPatternError, parseCallbackPatterns } from './callback-url.js';
 
 const callbackPatterns = z
   .string()
@@ -35,7 +24,7 @@ export const appSettingsSchema = z.strictObject({
     .max(1440, 'must be at most 1440 minutes (24 hours)')
     .optional(),
   allowedCallbackUrls: callbackPatterns.optional(),
-  customVerificationUrl: absoluteHttpUrl.nullable().optional(),
+  customVerificationUrl: absoluteUrlSchema.nullable().optional(),
   trialPaymentMethod: z.enum(['require_payment_method', 'no_payment_method']).optional(),
   organizationsEnabled: z.boolean().optional(),
   sessionTtlSeconds: z
@@ -51,5 +40,3 @@ export const createAppSchema = appSettingsSchema.extend({
   name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
 });
 export type CreateAppInput = z.infer<typeof createAppSchema>;
-
-export const appIdSchema = z.string().min(1).max(100);

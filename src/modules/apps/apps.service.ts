@@ -3,10 +3,10 @@ import { NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type Principal, requireAdmin } from '../../core/principal.js';
 import { API_KEY_PREFIX, displayPrefix, hashSecret, randomSecret } from '../../core/tokens.js';
-import { parseInput } from '../../core/validation.js';
+import { idSchema, parseInput } from '../../core/validation.js';
 import { ApiKey } from './api-key.entity.js';
 import { App } from './app.entity.js';
-import { appIdSchema, appSettingsSchema, createAppSchema } from './apps.schemas.js';
+import { appSettingsSchema, createAppSchema } from './apps.schemas.js';
 
 export interface CreatedApiKey {
   /** The secret, shown exactly once. */
@@ -37,7 +37,7 @@ export class AppsService {
   async updateAppSettings(principal: Principal, appId: string, input: unknown): Promise<App> {
     requireAdmin(principal);
     const settings = parseInput(appSettingsSchema, input);
-    const app = await this.getAppOrFail(appId);
+    const app = await this.appOrFail(appId);
     this.em.assign(app, settings);
     await this.em.flush();
     return app;
@@ -50,7 +50,7 @@ export class AppsService {
 
   async getApp(principal: Principal, appId: string): Promise<App | null> {
     requireAdmin(principal);
-    return this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+    return this.em.findOne(App, { id: parseInput(idSchema, appId) });
   }
 
   async listApiKeys(principal: Principal, appId: string): Promise<ApiKey[]> {
@@ -60,7 +60,7 @@ export class AppsService {
 
   async createApiKey(principal: Principal, appId: string): Promise<CreatedApiKey> {
     requireAdmin(principal);
-    const app = await this.getAppOrFail(appId);
+    const app = await this.appOrFail(appId);
     const created = this.buildApiKey(app);
     await this.em.flush();
     return created;
@@ -69,20 +69,19 @@ export class AppsService {
   /** Revokes a key at once; revoking twice keeps the first revocation time. */
   async revokeApiKey(principal: Principal, keyId: string): Promise<ApiKey> {
     requireAdmin(principal);
-    const key = await this.em.findOne(ApiKey, { id: parseInput(appIdSchema, keyId) });
+    const key = await this.em.findOne(ApiKey, { id: parseInput(idSchema, keyId) });
     if (!key) throw new NotFoundError('API key', keyId);
     key.revokedAt ??= new Date();
     await this.em.flush();
     return key;
   }
 
-  /** Looks an app up for a public (unauthenticated) endpoint that names it in the path. */
-  async getPublicAppOrFail(appId: string): Promise<App> {
-    return this.getAppOrFail(appId);
-  }
-
-  private async getAppOrFail(appId: string): Promise<App> {
-    const app = await this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
+  /**
+   * The app named by `appId`, else 404. No authorization: for the operator's use cases above, and for
+   * the public login endpoints, where the app id in the path is what names the app.
+   */
+  async appOrFail(appId: string): Promise<App> {
+    const app = await this.em.findOne(App, { id: parseInput(idSchema, appId) });
     if (!app) throw new NotFoundError('App', appId);
     return app;
   }

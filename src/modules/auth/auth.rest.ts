@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { strictRouter } from '../../rest/router.js';
-import type { Services } from '../../services.js';
+import { strictRouter } from '../../infra/strict-router.js';
 import { presentSession, presentVerifyResult } from './auth.presenter.js';
+import type { MagicLinksService } from './magic-links.service.js';
+import type { SessionsService } from './sessions.service.js';
 
 /**
  * Login answers carry secrets (the token in the redirect, the session token in the body): never cached,
@@ -14,27 +15,27 @@ function noStore(_req: Request, res: Response, next: NextFunction): void {
 }
 
 /** `/v1/apps/:appId/auth/…`: customer login by magic link, and the session lookup. */
-export function authRouter(services: Services): Router {
+export function authRouter(magicLinks: MagicLinksService, sessions: SessionsService): Router {
   const router = strictRouter();
   router.use('/apps/:appId/auth', noStore);
 
   router.post('/apps/:appId/auth/magic-link', async (req, res) => {
-    await services.magicLinks.requestMagicLink(req.principal, req.params.appId, req.body);
+    await magicLinks.requestMagicLink(req.principal, req.params.appId, req.body);
     res.json({ success: true });
   });
 
   router.get('/apps/:appId/auth/verify', async (req, res) => {
-    const target = await services.magicLinks.openMagicLink(req.principal, req.params.appId, req.query);
+    const target = await magicLinks.openMagicLink(req.principal, req.params.appId, req.query);
     res.redirect(302, target);
   });
 
   router.post('/apps/:appId/auth/verify', async (req, res) => {
-    const login = await services.magicLinks.verifyMagicLink(req.principal, req.params.appId, req.body);
+    const login = await magicLinks.verifyMagicLink(req.principal, req.params.appId, req.body);
     res.json(presentVerifyResult(login));
   });
 
   router.get('/apps/:appId/auth/session', async (req, res) => {
-    const session = await services.sessions.getSession(req.principal, req.params.appId);
+    const session = await sessions.getSession(req.principal, req.params.appId);
     res.json(presentSession(session));
   });
 

@@ -1,9 +1,10 @@
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
 import type { Customer, Metadata } from '../customers/customer.entity.js';
 import { EntitlementsType } from '../entitlements/entitlement.type.js';
+import { OrgRoleEnum } from '../organizations/organization.type.js';
 import type { VerifiedLogin } from './magic-links.service.js';
-import type { SessionView } from './sessions.service.js';
+import type { SessionView, SwitchedSession } from './sessions.service.js';
 
 @ObjectType('SessionCustomer', { description: 'The customer a session stands for' })
 export class SessionCustomerType {
@@ -64,6 +65,30 @@ export class VerifyMagicLinkPayload {
       sessionToken: login.sessionToken,
       customer: SessionCustomerType.from(login.customer),
       entitlements: EntitlementsType.from(login.entitlements),
+    });
+  }
+}
+
+@ObjectType('SwitchOrganizationPayload')
+export class SwitchOrganizationPayload {
+  @Field({ description: 'A new session token in the organization context. Shown once: store it now.' })
+  sessionToken!: string;
+  @Field(() => ID)
+  organizationId!: string;
+  @Field(() => OrgRoleEnum)
+  orgRole!: OrgRoleEnum;
+  @Field(() => EntitlementsType, { description: "The organization's entitlements" })
+  entitlements!: EntitlementsType;
+  @Field(() => GraphQLDateTimeISO)
+  expiresAt!: Date;
+
+  static from(switched: SwitchedSession): SwitchOrganizationPayload {
+    return Object.assign(new SwitchOrganizationPayload(), {
+      sessionToken: switched.sessionToken,
+      organizationId: switched.organizationId,
+      orgRole: switched.orgRole as OrgRoleEnum,
+      entitlements: EntitlementsType.from(switched.entitlements),
+      expiresAt: switched.expiresAt,
     });
   }
 }

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import type { Clock } from '../../core/clock.js';
 import { UnauthorizedError } from '../../core/errors.js';
 import { ANONYMOUS, type OrgRole, type Principal } from '../../core/principal.js';
 import { API_KEY_PREFIX, hashSecret, SESSION_TOKEN_PREFIX, secretsEqual } from '../../core/tokens.js';
+import { type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 

@@ -1,18 +1,19 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from '../../core/errors.js';
+import { RateLimitedError, UnauthorizedError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import type { Logger } from '../../core/logger.js';
 import type { Principal } from '../../core/principal.js';
 import { hashSecret, randomSecret } from '../../core/tokens.js';
 import { parseInput } from '../../core/validation.js';
-import { App } from '../apps/app.entity.js';
-import { appIdSchema } from '../apps/apps.schemas.js';
+import type { Logger } from '../../infra/logger.js';
+import type { App } from '../apps/app.entity.js';
+import type { AppsService } from '../apps/apps.service.js';
+import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { Customer } from '../customers/customer.entity.js';
+import type { CustomersService } from '../customers/customers.service.js';
 import type { Mailer } from '../email/mailer.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import { openMagicLinkSchema, requestMagicLinkSchema, verifyMagicLinkSchema } from './auth.schemas.js';
-import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from './callback-url.js';
 import { magicLinkEmail } from './magic-link-email.js';
 import { MagicLinkToken } from './magic-link-token.entity.js';
 import type { SessionsService } from './sessions.service.js';
@@ -39,6 +40,8 @@ export interface MagicLinksDeps {
   readonly mailer: Mailer;
   /** Links in e-mails are built from this alone, never from request headers. */
   readonly publicBaseUrl: string;
+  readonly apps: AppsService;
+  readonly customers: CustomersService;
   readonly sessions: SessionsService;
   readonly entitlements: EntitlementsService;
 }
@@ -62,12 +65,10 @@ export class MagicLinksService {
    * message was sent.
    */
   async requestMagicLink(_principal: Principal, appId: string, input: unknown): Promise<void> {
-    const app = await this.appOrFail(appId);
+    const app = await this.deps.apps.appOrFail(appId);
     const { email, redirectUrl } = parseInput(requestMagicLinkSchema, input);
     if (!isAllowedCallbackUrl(redirectUrl, parseStoredCallbackPatterns(app.allowedCallbackUrls))) {
-      throw new ValidationError('redirectUrl: does not match any allowed callback URL of this app', {
-        fields: ['redirectUrl'],
-      });
+      throw ValidationError.forField('redirectUrl', 'does not match any allowed callback URL of this app');
     }
     const emailLower = email.toLowerCase();
     const now = this.deps.clock.now();
@@ -99,17 +100,10 @@ export class MagicLinksService {
         now,
       ]);
 
-      let customer = await em.findOne(Customer, { app: app.id, emailLower });
-      if (!customer) {
-        if (!app.autoCreateCustomer) return undefined;
-        // The customers API may create the same address meanwhile: then that customer is the one.
-        await em.execute(
-          `insert into customer (id, app_id, email, email_lower, created_at, updated_at) values (?, ?, ?, ?, ?, ?)
-           on conflict (app_id, email_lower) do nothing`,
-          [newId('cus'), app.id, email, emailLower, now, now],
-        );
-        customer = await em.findOneOrFail(Customer, { app: app.id, emailLower });
-      }
+      const customer = app.autoCreateCustomer
+        ? await this.deps.customers.findOrCreateByEmail(em, app.id, email)
+        : await em.findOne(Customer, { app: app.id, emailLower });
+      if (!customer) return undefined;
       const token = randomSecret(MAGIC_LINK_TOKEN_PREFIX);
       em.create(MagicLinkToken, {
         id: newId('mlt'),
@@ -146,7 +140,7 @@ export class MagicLinksService {
    * it — mail scanners open links too — and returns the callback URL with `token` added.
    */
   async openMagicLink(_principal: Principal, appId: string, query: unknown): Promise<string> {
-    const app = await this.appOrFail(appId);
+    const app = await this.deps.apps.appOrFail(appId);
     const { token } = parseInput(openMagicLinkSchema, query);
     const link = await this.em.findOne(MagicLinkToken, {
       tokenHash: hashSecret(token),
@@ -169,7 +163,7 @@ export class MagicLinksService {
    * exactly one succeeds; a bad, used or expired token is refused.
    */
   async verifyMagicLink(_principal: Principal, appId: string, input: unknown): Promise<VerifiedLogin> {
-    const app = await this.appOrFail(appId);
+    const app = await this.deps.apps.appOrFail(appId);
     const { token } = parseInput(verifyMagicLinkSchema, input);
     const now = this.deps.clock.now();
     return this.em.transactional(async (em) => {
@@ -201,11 +195,5 @@ export class MagicLinksService {
     url.searchParams.set('token', token);
     url.searchParams.set('redirect', 'true');
     return url.toString();
-  }
-
-  private async appOrFail(appId: string): Promise<App> {
-    const app = await this.em.findOne(App, { id: parseInput(appIdSchema, appId) });
-    if (!app) throw new NotFoundError('App', appId);
-    return app;
   }
 }

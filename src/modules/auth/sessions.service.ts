@@ -1,14 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
+import { UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type OrgRole, type Principal, requireSession } from '../../core/principal.js';
 import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/tokens.js';
-import { parseInput } from '../../core/validation.js';
-import { App } from '../apps/app.entity.js';
-import { appIdSchema } from '../apps/apps.schemas.js';
+import type { AppsService } from '../apps/apps.service.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
+import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { Session } from './session.entity.js';
 
 export interface IssueSessionInput {
@@ -16,6 +15,16 @@ export interface IssueSessionInput {
   readonly customerId: string;
   /** Set when the session acts in an organization context (see switchOrganization). */
   readonly organizationId?: string;
+}
+
+/** A session switched into an organization's context (see switchOrganization). */
+export interface SwitchedSession {
+  /** The new `tg_st_…` token, in the organization context. Given out once. */
+  readonly sessionToken: string;
+  readonly organizationId: string;
+  readonly orgRole: OrgRole;
+  readonly entitlements: Entitlements;
+  readonly expiresAt: Date;
 }
 
 export interface IssuedSession {
@@ -40,6 +49,8 @@ export class SessionsService {
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
+    private readonly apps: AppsService,
+    private readonly organizations: OrganizationsService,
     private readonly entitlements: EntitlementsService,
   ) {}
 
@@ -49,8 +60,7 @@ export class SessionsService {
    */
   async issue(input: IssueSessionInput): Promise<IssuedSession> {
     const em = this.orm.em;
-    const app = await em.findOne(App, { id: input.appId });
-    if (!app) throw new NotFoundError('App', input.appId);
+    const app = await this.apps.appOrFail(input.appId);
     const token = randomSecret(SESSION_TOKEN_PREFIX);
     const now = this.clock.now();
     const session = em.create(Session, {
@@ -71,7 +81,7 @@ export class SessionsService {
    * organization's after a switch). An API key → 403; a session token of another app → 401.
    */
   async getSession(principal: Principal, appId: string): Promise<SessionView> {
-    const app = await this.appOrFail(appId);
+    const app = await this.apps.appOrFail(appId);
     const session = requireSession(principal);
     if (session.appId !== app.id)
       throw new UnauthorizedError('The session token does not belong to this app');
@@ -93,6 +103,29 @@ export class SessionsService {
     };
   }
 
+  /**
+   * A new session token for the calling customer in an organization it belongs to; its session carries
+   * `organizationId` and `orgRole`, and its entitlements are the organization's. The calling token stays
+   * valid (the client may keep it to return to its personal context).
+   */
+  async switchOrganization(principal: Principal, organizationId: string): Promise<SwitchedSession> {
+    const session = requireSession(principal);
+    const membership = await this.organizations.membershipOrFail(session, organizationId);
+    const id = membership.organization.id;
+    const issued = await this.issue({
+      appId: session.appId,
+      customerId: session.customerId,
+      organizationId: id,
+    });
+    return {
+      sessionToken: issued.token,
+      organizationId: id,
+      orgRole: membership.role,
+      entitlements: await this.entitlements.resolve({ appId: session.appId, organizationId: id }),
+      expiresAt: issued.session.expiresAt,
+    };
+  }
+
   /** Ends the calling session at once (logout); its token is refused from now on. */
   async revokeSession(principal: Principal): Promise<void> {
     const session = requireSession(principal);
@@ -100,11 +133,5 @@ export class SessionsService {
       this.clock.now(),
       session.sessionId,
     ]);
-  }
-
-  private async appOrFail(appId: string): Promise<App> {
-    const app = await this.orm.em.findOne(App, { id: parseInput(appIdSchema, appId) });
-    if (!app) throw new NotFoundError('App', appId);
-    return app;
   }
 }

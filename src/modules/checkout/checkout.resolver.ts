@@ -1,20 +1,20 @@
 import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
+import type { CheckoutService } from './checkout.service.js';
 import { CheckoutSessionInput, CheckoutSessionType } from './checkout.type.js';
 
 /** `createCheckoutSession`: the same use case as `POST /v1/checkout/session`. */
 @Resolver(() => CheckoutSessionType)
 export class CheckoutResolver {
+  constructor(private readonly checkoutService: CheckoutService) {}
+
   @Mutation(() => CheckoutSessionType)
   async createCheckoutSession(
     @Arg('input', () => CheckoutSessionInput) input: CheckoutSessionInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CheckoutSessionType> {
-    // GraphQL hands absent optional fields over as undefined or null; the core treats both as absent.
-    const body = Object.fromEntries(
-      Object.entries({ ...input }).filter(([, value]) => value !== undefined && value !== null),
-    );
-    const { url } = await ctx.services.checkout.createCheckoutSession(ctx.principal, body);
+    const { url } = await this.checkoutService.createCheckoutSession(ctx.principal, sentArgs({ ...input }));
     return Object.assign(new CheckoutSessionType(), { url });
   }
 }

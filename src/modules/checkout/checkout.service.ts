@@ -4,13 +4,14 @@ import { ForbiddenError, NotFoundError, ProviderError, ValidationError } from '.
 import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
-import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../auth/callback-url.js';
+import { assertOrganizationsEnabled } from '../apps/app-rules.js';
+import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { couponProblem } from '../coupons/coupon-rules.js';
 import { Customer } from '../customers/customer.entity.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
-import { Plan } from '../entitlements/plan.entity.js';
 import { Organization, OrganizationMember } from '../organizations/organization.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
+import { Plan } from '../plans/plan.entity.js';
 import { type CheckoutInput, checkoutSchema } from './checkout.schemas.js';
 import { type CheckoutBuyer, encodeCallerMetadata, trackingMetadata } from './checkout-metadata.js';
 
@@ -42,12 +43,12 @@ export class CheckoutService {
     if (caller.kind === 'session') assertAllowedRedirects(app, body);
 
     const plan = await em.findOne(Plan, { app: app.id, slug: body.planId });
-    if (!plan)
-      throw new ValidationError(`planId: the app has no plan "${body.planId}"`, { fields: ['planId'] });
+    if (!plan) throw ValidationError.forField('planId', `the app has no plan "${body.planId}"`);
     if (!plan.stripePriceId) {
-      throw new ValidationError(`planId: plan "${plan.slug}" has no Stripe price, so it needs no checkout`, {
-        fields: ['planId'],
-      });
+      throw ValidationError.forField(
+        'planId',
+        `plan "${plan.slug}" has no Stripe price, so it needs no checkout`,
+      );
     }
 
     const { tracked, provider } = await this.#buyer(caller, app, body);
@@ -105,7 +106,7 @@ export class CheckoutService {
       return { tracked: { email: body.email }, provider: { email: body.email } };
     }
     const organizationId = body.organizationId!;
-    if (!app.organizationsEnabled) throw new ForbiddenError('Organizations are not enabled for this app');
+    assertOrganizationsEnabled(app);
     const organization = await em.findOne(Organization, { id: organizationId, app: app.id });
     if (!organization) throw new NotFoundError('Organization', organizationId);
     let email: string | null = null;
@@ -180,9 +181,7 @@ export class CheckoutService {
       throw new ProviderError(`The plan's Stripe price ${priceId} does not exist at the payment provider`);
     const problem = couponProblem(promotionCode, price, Math.floor(this.clock.now().getTime() / 1000));
     if (problem || !promotionCode) {
-      throw new ValidationError(`couponCode: ${problem ?? 'Coupon code not found'}`, {
-        fields: ['couponCode'],
-      });
+      throw ValidationError.forField('couponCode', problem ?? 'Coupon code not found');
     }
     return promotionCode.id;
   }
@@ -196,9 +195,7 @@ function assertAllowedRedirects(app: App, body: CheckoutInput): void {
   const patterns = parseStoredCallbackPatterns(app.allowedCallbackUrls);
   for (const field of ['successUrl', 'cancelUrl'] as const) {
     if (!isAllowedCallbackUrl(body[field], patterns)) {
-      throw new ValidationError(`${field}: must match one of the app's allowed callback URL patterns`, {
-        fields: [field],
-      });
+      throw ValidationError.forField(field, "must match one of the app's allowed callback URL patterns");
     }
   }
 }

@@ -1,10 +1,13 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { CouponValidationType } from './coupon.type.js';
+import type { CouponsService } from './coupons.service.js';
 
 /** Coupon validation (GraphQL only: the interface shows no HTTP path for it). */
 @Resolver()
 export class CouponsResolver {
+  constructor(private readonly couponsService: CouponsService) {}
+
   @Query(() => CouponValidationType, {
     description: 'Whether a promotion code can be applied to a plan at checkout, and if not, why',
   })
@@ -14,7 +17,7 @@ export class CouponsResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<CouponValidationType> {
     return CouponValidationType.from(
-      await ctx.services.coupons.validateCoupon(ctx.principal, { code, planId }),
+      await this.couponsService.validateCoupon(ctx.principal, { code, planId }),
     );
   }
 }

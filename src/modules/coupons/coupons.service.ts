@@ -3,8 +3,8 @@ import type { Clock } from '../../core/clock.js';
 import { NotFoundError } from '../../core/errors.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
-import { Plan } from '../entitlements/plan.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
+import { Plan } from '../plans/plan.entity.js';
 import { type CouponReason, couponProblem } from './coupon-rules.js';
 import { validateCouponSchema } from './coupons.schemas.js';
 

@@ -1,15 +1,14 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { CreateCustomerInput, CustomerListType, CustomerType, UpdateCustomerInput } from './customer.type.js';
-
-/** Drops arguments that were not sent (or sent as null where the core has a default). */
-function sent(values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== null));
-}
+import type { CustomersService } from './customers.service.js';
 
 /** Customers over the same core as `/v1/customers` (API key of the app only; enforced in the service). */
 @Resolver(() => CustomerType)
 export class CustomersResolver {
+  constructor(private readonly customersService: CustomersService) {}
+
   @Query(() => CustomerListType, { description: 'Newest first; `email` matches case-insensitively anywhere' })
   async customers(
     @Ctx() ctx: GraphQLContext,
@@ -19,13 +18,13 @@ export class CustomersResolver {
       | null,
     @Arg('offset', () => Int, { nullable: true, description: 'Default 0' }) offset?: number | null,
   ): Promise<CustomerListType> {
-    const page = await ctx.services.customers.listCustomers(ctx.principal, sent({ email, limit, offset }));
+    const page = await this.customersService.listCustomers(ctx.principal, sentArgs({ email, limit, offset }));
     return CustomerListType.from(page);
   }
 
   @Query(() => CustomerType)
   async customer(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<CustomerType> {
-    return CustomerType.from(await ctx.services.customers.getCustomer(ctx.principal, id));
+    return CustomerType.from(await this.customersService.getCustomer(ctx.principal, id));
   }
 
   @Mutation(() => CustomerType)
@@ -33,7 +32,7 @@ export class CustomersResolver {
     @Arg('input', () => CreateCustomerInput) input: CreateCustomerInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CustomerType> {
-    return CustomerType.from(await ctx.services.customers.createCustomer(ctx.principal, { ...input }));
+    return CustomerType.from(await this.customersService.createCustomer(ctx.principal, { ...input }));
   }
 
   @Mutation(() => CustomerType)
@@ -42,6 +41,6 @@ export class CustomersResolver {
     @Arg('input', () => UpdateCustomerInput) input: UpdateCustomerInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CustomerType> {
-    return CustomerType.from(await ctx.services.customers.updateCustomer(ctx.principal, id, { ...input }));
+    return CustomerType.from(await this.customersService.updateCustomer(ctx.principal, id, { ...input }));
   }
 }

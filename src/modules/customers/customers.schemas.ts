@@ -61,10 +61,12 @@ const name = z
   .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`);
 
 /**
- * A metadata object as sent: a JSON object whose keys are 1–40 characters. The copy is made with
- * `Object.fromEntries` so that a key such as `__proto__` stays an ordinary key instead of being dropped.
+ * A metadata object as sent, for customers, organizations and checkouts alike: a JSON object whose keys
+ * are 1–40 characters (code points, so an emoji counts once). The copy is made with `Object.fromEntries`
+ * so that a key such as `__proto__` stays an ordinary key instead of being dropped. The size limits
+ * (`assertMetadataLimits`) apply to the value that is stored, which for a customer is the merge result.
  */
-const metadata = z
+export const metadataSchema = z
   .custom<Metadata>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
     error: 'must be an object',
   })
@@ -85,13 +87,13 @@ const metadata = z
 export const createCustomerSchema = z.strictObject({
   email: emailSchema,
   name: name.nullable().optional(),
-  metadata: metadata.optional(),
+  metadata: metadataSchema.optional(),
 });
 export type CreateCustomerInput = z.infer<typeof createCustomerSchema>;
 
 export const updateCustomerSchema = z.strictObject({
   name: name.nullable().optional(),
-  metadata: metadata.optional(),
+  metadata: metadataSchema.optional(),
 });
 export type UpdateCustomerInput = z.infer<typeof updateCustomerSchema>;
 
@@ -118,15 +120,16 @@ export function mergeMetadata(current: Metadata, patch: Metadata): Metadata {
 export function assertMetadataLimits(value: Metadata): void {
   const keys = Object.keys(value).length;
   if (keys > METADATA_MAX_KEYS) {
-    throw new ValidationError(`metadata: must have at most ${METADATA_MAX_KEYS} keys (would have ${keys})`, {
-      fields: ['metadata'],
-    });
+    throw ValidationError.forField(
+      'metadata',
+      `must have at most ${METADATA_MAX_KEYS} keys (would have ${keys})`,
+    );
   }
   const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
   if (bytes > METADATA_MAX_BYTES) {
-    throw new ValidationError(
-      `metadata: must be at most ${METADATA_MAX_BYTES} bytes as JSON (would be ${bytes})`,
-      { fields: ['metadata'] },
+    throw ValidationError.forField(
+      'metadata',
+      `must be at most ${METADATA_MAX_BYTES} bytes as JSON (would be ${bytes})`,
     );
   }
 }

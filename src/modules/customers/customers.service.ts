@@ -202,6 +202,46 @@ export class CustomersService {
     });
   }
 
+  /**
+   * The app's customer with this e-mail (in any case), created when there is none: for customers who
+   * arrive without the customers API (a magic-link login with `autoCreateCustomer`, a checkout by
+   * e-mail). Runs in the caller's transaction `em`; if the same address is created concurrently, that
+   * customer is the one (the insert yields to the unique key instead of failing the transaction).
+   */
+  async findOrCreateByEmail(
+    em: EntityManager,
+    appId: string,
+    email: string,
+    details: { readonly name?: string | null } = {},
+  ): Promise<Customer> {
+    const emailLower = email.toLowerCase();
+    const existing = await em.findOne(Customer, { app: appId, emailLower });
+    if (existing) return existing;
+    const now = this.clock.now();
+    await em
+      .createQueryBuilder(Customer)
+      .insert({
+        id: newId('cus'),
+        app: appId,
+        email,
+        emailLower,
+        name: details.name ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflict(['app', 'emailLower'])
+      .ignore()
+      .execute();
+    return em.findOneOrFail(Customer, { app: appId, emailLower });
+  }
+
+  /** Records the customer's Stripe customer when it has none yet (a completed checkout links it). */
+  linkPaymentCustomer(customer: Customer, paymentCustomerId: string): void {
+    if (customer.paymentCustomerId) return;
+    customer.paymentCustomerId = paymentCustomerId;
+    customer.updatedAt = this.clock.now();
+  }
+
   private async getCustomerOrFail(appId: string, id: string): Promise<Customer> {
     if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
     const customer = await this.em.findOne(Customer, { id, app: appId });

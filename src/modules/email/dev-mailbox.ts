@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../infra/logger.js';
 import type { Mailer, MailMessage } from './mailer.js';
 
 export interface StoredMail extends MailMessage {

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../infra/logger.js';
 import { DevMailbox } from './dev-mailbox.js';
 import type { Mailer } from './mailer.js';
 import { SmtpMailer } from './smtp-mailer.js';

@@ -1,7 +1,7 @@
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ObjectType } from 'type-graphql';
+import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import type { Entitlements, FeatureCheck } from './entitlements.service.js';
-import type { Features, FeatureValue } from './plan.entity.js';
 
 @ObjectType('Entitlements', { description: 'What a context (customer or organization) may use' })
 export class EntitlementsType {

@@ -1,18 +1,14 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { EntitlementCheckType, EntitlementsType } from './entitlement.type.js';
-
-/** Drops arguments that were not sent, so the core sees the same query as `/v1/entitlements`. */
-function contextQuery(customerId?: string | null, organizationId?: string | null): Record<string, string> {
-  return {
-    ...(customerId != null ? { customerId } : {}),
-    ...(organizationId != null ? { organizationId } : {}),
-  };
-}
+import type { EntitlementsService } from './entitlements.service.js';
 
 /** Entitlements over the same core as `/v1/entitlements…`. */
 @Resolver()
 export class EntitlementsResolver {
+  constructor(private readonly entitlementsService: EntitlementsService) {}
+
   @Query(() => EntitlementsType, {
     description: "The session's context, or with an API key exactly one of customerId / organizationId",
   })
@@ -21,8 +17,8 @@ export class EntitlementsResolver {
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
     @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
   ): Promise<EntitlementsType> {
-    const query = contextQuery(customerId, organizationId);
-    return EntitlementsType.from(await ctx.services.entitlements.getEntitlements(ctx.principal, query));
+    const query = sentArgs({ customerId, organizationId });
+    return EntitlementsType.from(await this.entitlementsService.getEntitlements(ctx.principal, query));
   }
 
   @Query(() => EntitlementCheckType, { description: 'Whether the context may use a feature, and its value' })
@@ -32,9 +28,9 @@ export class EntitlementsResolver {
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
     @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
   ): Promise<EntitlementCheckType> {
-    const query = contextQuery(customerId, organizationId);
+    const query = sentArgs({ customerId, organizationId });
     return EntitlementCheckType.from(
-      await ctx.services.entitlements.checkFeature(ctx.principal, feature, query),
+      await this.entitlementsService.checkFeature(ctx.principal, feature, query),
     );
   }
 }

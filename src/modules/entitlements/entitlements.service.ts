@@ -1,11 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Change, type ChangeFeed, FeedCache } from '../../core/change-feed.js';
 import { type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import { type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import type { Features, FeatureValue } from '../plans/plan.entity.js';
+import { type BillingContext, billingContextOf } from '../subscriptions/billing-context.js';
 import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
-import { type BillingContext, billingContextOf } from './billing-context.js';
 import { featureSchema } from './entitlements.schemas.js';
-import type { Features, FeatureValue } from './plan.entity.js';
 
 /** Whose entitlements: a customer's own, or an organization's (shared by its members). */
 export type EntitlementContext = BillingContext;

@@ -1,10 +1,14 @@
 import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { InvoiceType } from './invoice.type.js';
+import type { InvoicesService } from './invoices.service.js';
 
 /** Invoice history (GraphQL only: the interface shows no HTTP path for it). */
 @Resolver()
 export class InvoicesResolver {
+  constructor(private readonly invoicesService: InvoicesService) {}
+
   @Query(() => [InvoiceType], {
     description:
       "A customer's invoices from Stripe, newest first: with an API key name customerId, with a session " +
@@ -17,7 +21,8 @@ export class InvoicesResolver {
       | number
       | null,
   ): Promise<InvoiceType[]> {
-    const input = { ...(customerId != null ? { customerId } : {}), ...(limit != null ? { limit } : {}) };
-    return (await ctx.services.invoices.listInvoices(ctx.principal, input)).map(InvoiceType.from);
+    return (await this.invoicesService.listInvoices(ctx.principal, sentArgs({ customerId, limit }))).map(
+      InvoiceType.from,
+    );
   }
 }

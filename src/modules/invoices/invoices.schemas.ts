@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { idSchema } from '../../core/validation.js';
 
 /** Whose invoices: an API key names the customer; a session may leave it out (or name itself). */
 export const listInvoicesSchema = z.strictObject({
-  customerId: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').optional(),
+  customerId: idSchema.optional(),
   limit: z
     .number()
     .int()

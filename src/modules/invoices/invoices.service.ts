@@ -28,7 +28,8 @@ export class InvoicesService {
         throw new NotFoundError('Customer', customerId);
       id = caller.customerId;
     } else {
-      if (customerId === undefined) throw new ValidationError('customerId: is required with an API key');
+      if (customerId === undefined)
+        throw ValidationError.forField('customerId', 'is required with an API key');
       id = customerId;
     }
     const customer = await this.orm.em.findOne(Customer, { id, app: caller.appId });

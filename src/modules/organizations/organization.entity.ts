@@ -8,8 +8,8 @@ import {
   Trigger,
   Unique,
 } from '@mikro-orm/decorators/legacy';
-import { MEMBER_CHANGES_TRIGGER } from '../../core/change-triggers.js';
 import type { OrgRole } from '../../core/principal.js';
+import { MEMBER_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
 

@@ -1,9 +1,7 @@
 import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import type { Metadata } from '../customers/customer.entity.js';
-import { EntitlementsType } from '../entitlements/entitlement.type.js';
 import type { Organization, OrganizationMember } from './organization.entity.js';
-import type { SwitchedSession } from './organizations.service.js';
 
 export enum OrgRoleEnum {
   owner = 'owner',
@@ -59,30 +57,6 @@ export class OrganizationMemberType {
       name: member.customer.name,
       role: member.role as OrgRoleEnum,
       createdAt: member.createdAt,
-    });
-  }
-}
-
-@ObjectType('SwitchOrganizationPayload')
-export class SwitchOrganizationPayload {
-  @Field({ description: 'A new session token in the organization context. Shown once: store it now.' })
-  sessionToken!: string;
-  @Field(() => ID)
-  organizationId!: string;
-  @Field(() => OrgRoleEnum)
-  orgRole!: OrgRoleEnum;
-  @Field(() => EntitlementsType, { description: "The organization's entitlements" })
-  entitlements!: EntitlementsType;
-  @Field(() => GraphQLDateTimeISO)
-  expiresAt!: Date;
-
-  static from(switched: SwitchedSession): SwitchOrganizationPayload {
-    return Object.assign(new SwitchOrganizationPayload(), {
-      sessionToken: switched.sessionToken,
-      organizationId: switched.organizationId,
-      orgRole: switched.orgRole as OrgRoleEnum,
-      entitlements: EntitlementsType.from(switched.entitlements),
-      expiresAt: switched.expiresAt,
     });
   }
 }

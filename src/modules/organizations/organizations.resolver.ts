@@ -1,24 +1,28 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import {
   CreateOrganizationInput,
   OrganizationMemberType,
   OrganizationType,
   OrgRoleEnum,
-  SwitchOrganizationPayload,
 } from './organization.type.js';
+import type { OrganizationsService } from './organizations.service.js';
 
 /** Organizations and their members (rules and permissions in OrganizationsService). */
 @Resolver(() => OrganizationType)
 export class OrganizationsResolver {
+  constructor(private readonly organizationsService: OrganizationsService) {}
+
   @Mutation(() => OrganizationType)
   async createOrganization(
     @Arg('input', () => CreateOrganizationInput) input: CreateOrganizationInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<OrganizationType> {
-    const organization = await ctx.services.organizations.createOrganization(ctx.principal, {
-      ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null)),
-    });
+    const organization = await this.organizationsService.createOrganization(
+      ctx.principal,
+      sentArgs({ ...input }),
+    );
     return OrganizationType.from(organization);
   }
 
@@ -30,7 +34,7 @@ export class OrganizationsResolver {
     @Arg('id', () => ID) id: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<OrganizationType | null> {
-    const organization = await ctx.services.organizations.getOrganization(ctx.principal, id);
+    const organization = await this.organizationsService.getOrganization(ctx.principal, id);
     return organization ? OrganizationType.from(organization) : null;
   }
 
@@ -42,15 +46,14 @@ export class OrganizationsResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
   ): Promise<OrganizationType[]> {
-    const query = customerId != null ? { customerId } : {};
-    return (await ctx.services.organizations.listOrganizations(ctx.principal, query)).map(
+    return (await this.organizationsService.listOrganizations(ctx.principal, sentArgs({ customerId }))).map(
       OrganizationType.from,
     );
   }
 
   @FieldResolver(() => [OrganizationMemberType])
   async members(@Root() organization: OrganizationType, @Ctx() ctx: GraphQLContext) {
-    const members = await ctx.services.organizations.listMembers(ctx.principal, organization.id);
+    const members = await this.organizationsService.listMembers(ctx.principal, organization.id);
     return members.map(OrganizationMemberType.from);
   }
 
@@ -62,7 +65,7 @@ export class OrganizationsResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<OrganizationMemberType> {
     const input = { organizationId, customerId, role };
-    return OrganizationMemberType.from(await ctx.services.organizations.addMember(ctx.principal, input));
+    return OrganizationMemberType.from(await this.organizationsService.addMember(ctx.principal, input));
   }
 
   @Mutation(() => OrganizationMemberType)
@@ -74,7 +77,7 @@ export class OrganizationsResolver {
   ): Promise<OrganizationMemberType> {
     const input = { organizationId, customerId, role };
     return OrganizationMemberType.from(
-      await ctx.services.organizations.updateMemberRole(ctx.principal, input),
+      await this.organizationsService.updateMemberRole(ctx.principal, input),
     );
   }
 
@@ -84,19 +87,7 @@ export class OrganizationsResolver {
     @Arg('customerId', () => ID) customerId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<boolean> {
-    await ctx.services.organizations.removeMember(ctx.principal, { organizationId, customerId });
+    await this.organizationsService.removeMember(ctx.principal, { organizationId, customerId });
     return true;
-  }
-
-  @Mutation(() => SwitchOrganizationPayload, {
-    description: 'A new session token in an organization context of the calling customer',
-  })
-  async switchOrganization(
-    @Arg('organizationId', () => ID) organizationId: string,
-    @Ctx() ctx: GraphQLContext,
-  ): Promise<SwitchOrganizationPayload> {
-    return SwitchOrganizationPayload.from(
-      await ctx.services.organizations.switchOrganization(ctx.principal, organizationId),
-    );
   }
 }

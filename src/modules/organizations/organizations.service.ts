@@ -11,9 +11,9 @@ import {
 } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
-import type { SessionsService } from '../auth/sessions.service.js';
+import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 import { Customer } from '../customers/customer.entity.js';
-import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
+import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import { Organization, OrganizationMember } from './organization.entity.js';
 import {
   addMemberSchema,
@@ -27,15 +27,6 @@ import {
 /** Who acts on an organization: the app's server (API key) or a member with a role. */
 type Actor = 'apiKey' | OrgRole;
 
-export interface SwitchedSession {
-  /** The new `tg_st_…` token, in the organization context. Given out once. */
-  readonly sessionToken: string;
-  readonly organizationId: string;
-  readonly orgRole: OrgRole;
-  readonly entitlements: Entitlements;
-  readonly expiresAt: Date;
-}
-
 const canManage = (actor: Actor) => actor !== 'member';
 /** Only the app (API key) or an owner may make, unmake or remove owners. */
 const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner';
@@ -47,11 +38,7 @@ const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner
  * lock on it, so two concurrent demotions can never leave it without an owner.
  */
 export class OrganizationsService {
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly sessions: SessionsService,
-    private readonly entitlements: EntitlementsService,
-  ) {}
+  constructor(private readonly orm: MikroORM) {}
 
   private get em() {
     return this.orm.em;
@@ -61,15 +48,17 @@ export class OrganizationsService {
   async createOrganization(principal: Principal, input: unknown): Promise<Organization> {
     const caller = await this.#callerWithOrganizations(principal);
     const { name, metadata, ownerCustomerId } = parseInput(createOrganizationSchema, input);
+    if (metadata) assertMetadataLimits(metadata);
     let ownerId: string;
     if (caller.kind === 'apiKey') {
       if (ownerCustomerId === undefined)
-        throw new ValidationError('ownerCustomerId: is required with an API key');
+        throw ValidationError.forField('ownerCustomerId', 'is required with an API key');
       ownerId = ownerCustomerId;
     } else {
       if (ownerCustomerId !== undefined) {
-        throw new ValidationError(
-          'ownerCustomerId: a session creates organizations owned by its own customer',
+        throw ValidationError.forField(
+          'ownerCustomerId',
+          'a session creates organizations owned by its own customer',
         );
       }
       ownerId = caller.customerId;
@@ -105,7 +94,8 @@ export class OrganizationsService {
     const { customerId } = parseInput(listOrganizationsSchema, input);
     let of: string;
     if (caller.kind === 'apiKey') {
-      if (customerId === undefined) throw new ValidationError('customerId: is required with an API key');
+      if (customerId === undefined)
+        throw ValidationError.forField('customerId', 'is required with an API key');
       of = (await this.#customerOrFail(caller.appId, customerId)).id;
     } else {
       if (customerId !== undefined && customerId !== caller.customerId) {
@@ -185,11 +175,10 @@ export class OrganizationsService {
   }
 
   /**
-   * A new session token for the calling customer in an organization it belongs to; its session carries
-   * `organizationId` and `orgRole`, and its entitlements are the organization's. The calling token stays
-   * valid (the client may keep it to return to its personal context).
+   * The calling customer's membership of an organization of its app (404 when it is not a member), for
+   * a session that switches into that organization's context.
    */
-  async switchOrganization(principal: Principal, organizationId: string): Promise<SwitchedSession> {
+  async membershipOrFail(principal: Principal, organizationId: string): Promise<OrganizationMember> {
     const session = requireSession(principal);
     await this.#callerWithOrganizations(session);
     const id = parseInput(organizationIdSchema, organizationId);
@@ -198,25 +187,13 @@ export class OrganizationsService {
       customer: session.customerId,
     });
     if (!membership) throw new NotFoundError('Organization', organizationId);
-    const issued = await this.sessions.issue({
-      appId: session.appId,
-      customerId: session.customerId,
-      organizationId: id,
-    });
-    return {
-      sessionToken: issued.token,
-      organizationId: id,
-      orgRole: membership.role,
-      entitlements: await this.entitlements.resolve({ appId: session.appId, organizationId: id }),
-      expiresAt: issued.session.expiresAt,
-    };
+    return membership;
   }
 
   /** An API key or session of an app that has organizations enabled. */
   async #callerWithOrganizations(principal: Principal): Promise<AppPrincipal> {
     const caller = requireAppPrincipal(principal);
-    const app = await this.em.findOne(App, { id: caller.appId });
-    if (!app?.organizationsEnabled) throw new ForbiddenError('Organizations are not enabled for this app');
+    assertOrganizationsEnabled(await this.em.findOne(App, { id: caller.appId }));
     return caller;
   }
 

@@ -1,4 +1,3 @@
-import type { SubscriptionStatus } from '../subscriptions/subscription.entity.js';
 /**
  * The payment provider as the core sees it: a small port in Tollgate's own words, so services never
  * import the `stripe` SDK. The one adapter (stripe-provider.ts) talks to Stripe or to the emulator.
@@ -42,13 +41,26 @@ export interface ProviderPromotionCode {
   readonly coupon: ProviderCoupon;
 }
 
-/** Stripe's subscription statuses (`paused` is Stripe's own, for trials that ended without a card). */
-export type ProviderSubscriptionStatus = SubscriptionStatus;
+/**
+ * Stripe's subscription statuses, used as they are (`paused` is Stripe's own, for trials that ended
+ * without a card). The port owns the list: subscriptions mirror what the provider reports.
+ */
+export const SUBSCRIPTION_STATUSES = [
+  'incomplete',
+  'incomplete_expired',
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+  'unpaid',
+  'paused',
+] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 export interface ProviderSubscription {
   readonly id: string;
   readonly customerId: string;
-  readonly status: ProviderSubscriptionStatus;
+  readonly status: SubscriptionStatus;
   /** Collection paused (`pause_collection` set) while the status stays as it was. */
   readonly collectionPaused: boolean;
   readonly priceId: string | null;

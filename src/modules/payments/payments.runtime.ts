@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { ConfigError } from '../../config.js';
-import type { Logger } from '../../core/logger.js';
 import { randomSecret } from '../../core/tokens.js';
+import type { Logger } from '../../infra/logger.js';
 import { StripeEmulator } from '../../stripe-emulator/stripe-emulator.js';
 import type { PaymentProvider } from './payment-provider.js';
 import { StripePaymentProvider } from './stripe-provider.js';

@@ -1,15 +1,15 @@
 import Stripe from 'stripe';
 import { DomainError, ProviderError, ProviderUnavailableError, ValidationError } from '../../core/errors.js';
-import { SUBSCRIPTION_STATUSES } from '../subscriptions/subscription.entity.js';
-import type {
-  CheckoutSessionRequest,
-  PaymentProvider,
-  ProviderCheckoutSession,
-  ProviderCoupon,
-  ProviderEvent,
-  ProviderPrice,
-  ProviderPromotionCode,
-  ProviderSubscription,
+import {
+  type CheckoutSessionRequest,
+  type PaymentProvider,
+  type ProviderCheckoutSession,
+  type ProviderCoupon,
+  type ProviderEvent,
+  type ProviderPrice,
+  type ProviderPromotionCode,
+  type ProviderSubscription,
+  SUBSCRIPTION_STATUSES,
 } from './payment-provider.js';
 import {
   MalformedNotification,

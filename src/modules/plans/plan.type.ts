@@ -1,6 +1,6 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
-import type { Features, Plan } from '../entitlements/plan.entity.js';
+import type { Features, Plan } from './plan.entity.js';
 
 @ObjectType('Plan')
 export class PlanType {

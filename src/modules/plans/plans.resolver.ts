@@ -1,16 +1,19 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { PlanInput, PlanType } from './plan.type.js';
+import type { PlansService } from './plans.service.js';
 
 /** Plans: the operator upserts them; an API key or customer session lists its app's plans. */
 @Resolver(() => PlanType)
 export class PlansResolver {
+  constructor(private readonly plansService: PlansService) {}
+
   @Query(() => [PlanType], { description: "The app's plans; `appId` is required with the admin token only" })
   async plans(
     @Ctx() ctx: GraphQLContext,
     @Arg('appId', () => ID, { nullable: true }) appId?: string | null,
   ): Promise<PlanType[]> {
-    return (await ctx.services.plans.listPlans(ctx.principal, appId ?? undefined)).map(PlanType.from);
+    return (await this.plansService.listPlans(ctx.principal, appId ?? undefined)).map(PlanType.from);
   }
 
   @Mutation(() => PlanType, { description: 'Creates or changes a plan (admin token only)' })
@@ -19,6 +22,6 @@ export class PlansResolver {
     @Arg('input', () => PlanInput) input: PlanInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<PlanType> {
-    return PlanType.from(await ctx.services.plans.upsertPlan(ctx.principal, appId, { ...input }));
+    return PlanType.from(await this.plansService.upsertPlan(ctx.principal, appId, { ...input }));
   }
 }

@@ -53,5 +53,3 @@ export const planPriceSchema = z.strictObject({
     .default('usd'),
   interval: z.enum(['day', 'week', 'month', 'year']).default('month'),
 });
-
-export const appIdSchema = z.string().min(1, 'must not be empty').max(100);

@@ -2,11 +2,11 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
-import { parseInput } from '../../core/validation.js';
+import { idSchema, parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
-import { Plan } from '../entitlements/plan.entity.js';
 import type { PaymentProvider, ProviderPrice } from '../payments/payment-provider.js';
-import { appIdSchema, planInputSchema, planPriceSchema } from './plans.schemas.js';
+import { Plan } from './plan.entity.js';
+import { planInputSchema, planPriceSchema } from './plans.schemas.js';
 
 /** Plans of an app: the operator defines them; apps and their customers read them. */
 export class PlansService {
@@ -27,7 +27,7 @@ export class PlansService {
    */
   async upsertPlan(principal: Principal, appId: unknown, input: unknown): Promise<Plan> {
     requireAdmin(principal);
-    const app = parseInput(appIdSchema, appId);
+    const app = parseInput(idSchema, appId);
     const { id: slug, ...fields } = parseInput(planInputSchema, input);
     return this.orm.em.transactional(async (em) => {
       if (!(await em.findOne(App, { id: app }))) throw new NotFoundError('App', app);
@@ -57,8 +57,8 @@ export class PlansService {
   #appOf(principal: Principal, appId: unknown): string {
     if (principal.kind === 'admin') {
       if (appId === undefined || appId === null)
-        throw new ValidationError('appId: is required for the admin token');
-      return parseInput(appIdSchema, appId);
+        throw ValidationError.forField('appId', 'is required for the admin token');
+      return parseInput(idSchema, appId);
     }
     const caller = requireAppPrincipal(principal);
     // An app's credential sees its own plans; naming another app is answered as if it did not exist.

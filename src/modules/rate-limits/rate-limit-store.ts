@@ -6,7 +6,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../infra/logger.js';
 
 /** A named budget: `points` requests per `windowSeconds`, counted per key. */
 export interface RateLimitRule {

@@ -1,12 +1,14 @@
 import { Ctx, FieldResolver, Query, Resolver, Root } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { CustomerType } from '../customers/customer.type.js';
-import type { Subscription } from './subscription.entity.js';
 import { SubscriptionType } from './subscription.type.js';
+import type { SubscriptionHistoryService } from './subscription-history.service.js';
 
 /** Subscription history: `customer(id) { subscriptions }` and the session's own `subscriptions`. */
 @Resolver(() => CustomerType)
 export class CustomerSubscriptionsResolver {
+  constructor(private readonly subscriptionHistoryService: SubscriptionHistoryService) {}
+
   @FieldResolver(() => [SubscriptionType], {
     description: 'Every subscription of the customer, canceled ones included, newest first',
   })
@@ -14,10 +16,18 @@ export class CustomerSubscriptionsResolver {
     @Root() customer: CustomerType,
     @Ctx() ctx: GraphQLContext,
   ): Promise<SubscriptionType[]> {
-    ctx.services.subscriptionHistory.assertMayReadCustomerHistory(ctx.principal, customer.id);
+    this.subscriptionHistoryService.assertMayReadCustomerHistory(ctx.principal, customer.id);
     // Batched per request: a page of customers costs one query for subscriptions and one for plans.
-    const subscriptions = await ctx.loaders.subscriptionsByCustomer.load(customer.id);
-    await withPlans(ctx, subscriptions);
+    const subscriptions = await ctx.loaders
+      .get('subscriptionsByCustomer', (ids: readonly string[]) =>
+        this.subscriptionHistoryService.historiesOfCustomers(ctx.principal, ids),
+      )
+      .load(customer.id);
+    // Loads the plans into the request's identity map, so each subscription's `plan` reference is filled.
+    const plans = ctx.loaders.get('planById', (ids: readonly string[]) =>
+      this.subscriptionHistoryService.plansByIds(ctx.principal, ids),
+    );
+    await Promise.all(subscriptions.map((subscription) => plans.load(subscription.plan.id)));
     return subscriptions.map(SubscriptionType.from);
   }
 
@@ -27,13 +37,8 @@ export class CustomerSubscriptionsResolver {
       "The calling session's subscription history (its organization's after a switch), canceled ones included, newest first",
   })
   async ownSubscriptions(@Ctx() ctx: GraphQLContext): Promise<SubscriptionType[]> {
-    return (await ctx.services.subscriptionHistory.listOwnSubscriptions(ctx.principal)).map(
+    return (await this.subscriptionHistoryService.listOwnSubscriptions(ctx.principal)).map(
       SubscriptionType.from,
     );
   }
-}
-
-/** Loads the subscriptions' plans into the request's identity map, so each `plan` reference is filled. */
-async function withPlans(ctx: GraphQLContext, subscriptions: readonly Subscription[]): Promise<void> {
-  await Promise.all(subscriptions.map((subscription) => ctx.loaders.planById.load(subscription.plan.id)));
 }

@@ -1,10 +1,14 @@
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { SubscriptionType } from './subscription.type.js';
+import type { SubscriptionLifecycleService } from './subscription-lifecycle.service.js';
 
 /** Cancel, pause and resume over the same core as `POST /v1/subscriptions/:id/…`. */
 @Resolver()
 export class SubscriptionLifecycleResolver {
+  constructor(private readonly subscriptionLifecycleService: SubscriptionLifecycleService) {}
+
   @Mutation(() => SubscriptionType, {
     description:
       'Cancels now (→ canceled), or with atPeriodEnd at the end of the paid period (cancelAtPeriodEnd)',
@@ -14,9 +18,9 @@ export class SubscriptionLifecycleResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('atPeriodEnd', () => Boolean, { nullable: true }) atPeriodEnd?: boolean | null,
   ): Promise<SubscriptionType> {
-    const input = atPeriodEnd != null ? { atPeriodEnd } : {};
+    const input = sentArgs({ atPeriodEnd });
     return SubscriptionType.from(
-      await ctx.services.subscriptionLifecycle.cancelSubscription(ctx.principal, id, input),
+      await this.subscriptionLifecycleService.cancelSubscription(ctx.principal, id, input),
     );
   }
 
@@ -28,7 +32,7 @@ export class SubscriptionLifecycleResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<SubscriptionType> {
     return SubscriptionType.from(
-      await ctx.services.subscriptionLifecycle.pauseSubscription(ctx.principal, id, {}),
+      await this.subscriptionLifecycleService.pauseSubscription(ctx.principal, id, {}),
     );
   }
 
@@ -40,7 +44,7 @@ export class SubscriptionLifecycleResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<SubscriptionType> {
     return SubscriptionType.from(
-      await ctx.services.subscriptionLifecycle.resumeSubscription(ctx.principal, id, {}),
+      await this.subscriptionLifecycleService.resumeSubscription(ctx.principal, id, {}),
     );
   }
 }

@@ -1,12 +1,11 @@
 import type { Router } from 'express';
-import { strictRouter } from '../../rest/router.js';
-import type { Services } from '../../services.js';
+import { strictRouter } from '../../infra/strict-router.js';
 import { presentSubscription } from './subscription.presenter.js';
+import type { SubscriptionLifecycleService } from './subscription-lifecycle.service.js';
 
 /** `POST /v1/subscriptions/:id/{cancel,pause,resume}`: parse → SubscriptionLifecycleService → presenter. */
-export function subscriptionLifecycleRouter(services: Services): Router {
+export function subscriptionLifecycleRouter(lifecycle: SubscriptionLifecycleService): Router {
   const router = strictRouter();
-  const lifecycle = services.subscriptionLifecycle;
 
   router.post('/subscriptions/:id/cancel', async (req, res) => {
     res.json(presentSubscription(await lifecycle.cancelSubscription(req.principal, req.params.id, req.body)));

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { Plan } from '../entitlements/plan.entity.js';
 import type { ProviderSubscription } from '../payments/payment-provider.js';
+import { Plan } from '../plans/plan.entity.js';
 import type { Subscription } from './subscription.entity.js';
 import { statusFromProvider } from './subscription-transitions.js';
 

@@ -1,4 +1,4 @@
-import type { SubscriptionStatus } from './subscription.entity.js';
+import type { SubscriptionStatus } from '../payments/payment-provider.js';
 
 /** What a caller can ask of a subscription (`cancel` with `atPeriodEnd: true` is `cancel_at_period_end`). */
 export type LifecycleAction = 'cancel' | 'cancel_at_period_end' | 'pause' | 'resume';

@@ -1,23 +1,11 @@
 import { BigIntType, type Opt } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, PrimaryKey, Property, Trigger } from '@mikro-orm/decorators/legacy';
-import { SUBSCRIPTION_CHANGES_TRIGGER } from '../../core/change-triggers.js';
+import { SUBSCRIPTION_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
-import { Plan } from '../entitlements/plan.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
-
-/** Stripe's subscription statuses, used as they are. */
-export const SUBSCRIPTION_STATUSES = [
-  'incomplete',
-  'incomplete_expired',
-  'trialing',
-  'active',
-  'past_due',
-  'canceled',
-  'unpaid',
-  'paused',
-] as const;
-export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+import type { SubscriptionStatus } from '../payments/payment-provider.js';
+import { Plan } from '../plans/plan.entity.js';
 
 /** Statuses that grant the plan's features. */
 export const ENTITLING_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'active', 'past_due'];

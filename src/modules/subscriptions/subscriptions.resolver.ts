@@ -1,10 +1,14 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { SubscriptionType } from './subscription.type.js';
+import type { SubscriptionsService } from './subscriptions.service.js';
 
 /** Reading subscriptions over the same core as `GET /v1/subscriptions/current`. */
 @Resolver(() => SubscriptionType)
 export class SubscriptionsResolver {
+  constructor(private readonly subscriptionsService: SubscriptionsService) {}
+
   @Query(() => SubscriptionType, {
     nullable: true,
     description:
@@ -15,11 +19,8 @@ export class SubscriptionsResolver {
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
     @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
   ): Promise<SubscriptionType | null> {
-    const query = {
-      ...(customerId != null ? { customerId } : {}),
-      ...(organizationId != null ? { organizationId } : {}),
-    };
-    const subscription = await ctx.services.subscriptions.findCurrentSubscription(ctx.principal, query);
+    const query = sentArgs({ customerId, organizationId });
+    const subscription = await this.subscriptionsService.findCurrentSubscription(ctx.principal, query);
     return subscription ? SubscriptionType.from(subscription) : null;
   }
 }

@@ -1,14 +1,14 @@
 import type { Router } from 'express';
-import { strictRouter } from '../../rest/router.js';
-import type { Services } from '../../services.js';
+import { strictRouter } from '../../infra/strict-router.js';
 import { presentSubscription } from './subscription.presenter.js';
+import type { SubscriptionsService } from './subscriptions.service.js';
 
 /** `GET /v1/subscriptions/current`: parse → SubscriptionsService → presenter. */
-export function subscriptionsRouter(services: Services): Router {
+export function subscriptionsRouter(subscriptions: SubscriptionsService): Router {
   const router = strictRouter();
 
   router.get('/subscriptions/current', async (req, res) => {
-    const subscription = await services.subscriptions.getCurrentSubscription(req.principal, req.query);
+    const subscription = await subscriptions.getCurrentSubscription(req.principal, req.query);
     res.json(presentSubscription(subscription));
   });
 

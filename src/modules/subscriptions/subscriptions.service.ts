@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../core/errors.js';
 import { type Principal } from '../../core/principal.js';
-import { billingContextOf } from '../entitlements/billing-context.js';
+import { billingContextOf } from './billing-context.js';
 import { ENTITLING_STATUSES, Subscription } from './subscription.entity.js';
 
 /** Reading subscriptions back. Subscriptions are created and kept in sync by Stripe's notifications. */

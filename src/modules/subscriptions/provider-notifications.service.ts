@@ -1,19 +1,20 @@
-import { type EntityManager, LockMode } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../core/ids.js';
 import { App } from '../apps/app.entity.js';
 import { type CheckoutBuyer, decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
 import { Customer } from '../customers/customer.entity.js';
-import { Plan } from '../entitlements/plan.entity.js';
+import type { CustomersService } from '../customers/customers.service.js';
 import { Organization } from '../organizations/organization.entity.js';
-import { Subscription } from '../subscriptions/subscription.entity.js';
-import { applyProviderState } from '../subscriptions/subscription-sync.js';
 import type {
   PaymentProvider,
   ProviderCheckoutSession,
   ProviderEvent,
   ProviderSubscription,
-} from './payment-provider.js';
+} from '../payments/payment-provider.js';
+import { Plan } from '../plans/plan.entity.js';
+import { Subscription } from './subscription.entity.js';
+import { applyProviderState } from './subscription-sync.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
@@ -28,6 +29,7 @@ export class ProviderNotificationsService {
   constructor(
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
+    private readonly customers: CustomersService,
   ) {}
 
   /**
@@ -126,20 +128,9 @@ export class ProviderNotificationsService {
       if (!customer) throw new NotificationNotApplicable(`customer ${buyer.customerId} does not exist`);
     } else {
       const email = session.customerEmail ?? buyer.email;
-      customer =
-        (await em.findOne(Customer, { app: app.id, emailLower: email.toLowerCase() })) ??
-        em.create(Customer, {
-          id: newId('cus'),
-          app,
-          email,
-          emailLower: email.toLowerCase(),
-          name: session.customerName,
-        });
+      customer = await this.customers.findOrCreateByEmail(em, app.id, email, { name: session.customerName });
     }
-    if (!customer.paymentCustomerId) {
-      customer.paymentCustomerId = remote.customerId;
-      customer.updatedAt = new Date();
-    }
+    this.customers.linkPaymentCustomer(customer, remote.customerId);
     return { customer, organization: null };
   }
 

@@ -1,6 +1,6 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, ManyToOne, PrimaryKey, Property, Trigger, Unique } from '@mikro-orm/decorators/legacy';
-import { PLAN_CHANGES_TRIGGER } from '../../core/change-triggers.js';
+import { PLAN_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 
 export type FeatureValue = boolean | number | string;
