@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { systemClock } from './core/clock.js';
 import { DomainError, ValidationError } from './core/errors.js';
@@ -8,7 +7,7 @@ import { ADMIN } from './core/principal.js';
 import { listenFailure, StartupError } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
 import { migrate, withContext } from './db.js';
-import { chooseLogFormat, createLogger } from './infra/logger.js';
+import { loggerFor } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
 import { MemoryRateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -96,15 +95,7 @@ async function serve(): Promise<void> {
 async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // On stderr: a JSON command's stdout is its JSON and nothing else.
-  const logger = createLogger(
-    process.env.LOG_LEVEL ?? 'warn',
-    pino.destination({ dest: 2, sync: true }),
-    chooseLogFormat({
-      requested: config.logFormat,
-      production: config.production,
-      terminal: process.stderr.isTTY === true,
-    }),
-  );
+  const logger = loggerFor(config, { level: process.env.LOG_LEVEL ?? 'warn', toStderr: true });
   const database = await openDatabase(config, logger);
   const orm = await connectDatabase(database);
   try {
@@ -200,15 +191,7 @@ async function runStripeEmulator(args: string[]): Promise<void> {
     port,
     host: config.host,
     webhook: { url: webhookUrl, secret },
-    logger: createLogger(
-      config.logLevel,
-      undefined,
-      chooseLogFormat({
-        requested: config.logFormat,
-        production: config.production,
-        terminal: process.stdout.isTTY === true,
-      }),
-    ),
+    logger: loggerFor(config),
     stateFile: values.state,
   }).catch((error: unknown) => {
     const variable = values.port !== undefined ? '--port' : 'STRIPE_EMULATOR_PORT';

@@ -12,7 +12,7 @@ import { databaseFailure, listenFailure } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
 import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './db.js';
 import type { EmbeddedPostgres } from './infra/embedded-postgres.js';
-import { chooseLogFormat, createLogger, type Logger } from './infra/logger.js';
+import { type Logger, loggerFor } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -96,17 +96,7 @@ async function resolveAdminToken(config: Config): Promise<string> {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const logger =
-    options.logger ??
-    createLogger(
-      config.logLevel,
-      undefined,
-      chooseLogFormat({
-        requested: config.logFormat,
-        production: config.production,
-        terminal: process.stdout.isTTY === true,
-      }),
-    );
+  const logger = options.logger ?? loggerFor(config);
   const database = await openDatabase(config, logger);
   let orm: Orm | undefined;
   let rateLimitStore: RateLimitStore | undefined;

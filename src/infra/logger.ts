@@ -19,6 +19,30 @@ export function chooseLogFormat(options: {
   return !options.production && options.terminal ? 'pretty' : 'json';
 }
 
+/**
+ * The process's logger as the configuration asks for it: its level, and pretty lines only where a person
+ * reads them (see `chooseLogFormat`). `toStderr` keeps stdout for a command's own output.
+ */
+export function loggerFor(
+  config: {
+    readonly logLevel: string;
+    readonly logFormat: LogFormat | undefined;
+    readonly production: boolean;
+  },
+  options: { readonly level?: string; readonly toStderr?: boolean } = {},
+): Logger {
+  const stream = options.toStderr ? process.stderr : process.stdout;
+  return createLogger(
+    options.level ?? config.logLevel,
+    options.toStderr ? pino.destination({ dest: 2, sync: true }) : undefined,
+    chooseLogFormat({
+      requested: config.logFormat,
+      production: config.production,
+      terminal: stream.isTTY === true,
+    }),
+  );
+}
+
 type Prettify = (line: string) => string;
 type PrettyFactory = (options: Record<string, unknown>) => Prettify;
 
