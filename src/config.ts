@@ -169,8 +169,13 @@ const envSchema = z.object({
   GRAPHQL_ANONYMOUS_MAX_COMPLEXITY: positive.default(1000),
   GRAPHQL_MAX_RESOLVER_CALLS: positive.default(20),
   GRAPHQL_ANONYMOUS_MAX_RESOLVER_CALLS: positive.default(5),
-  GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL: positive.default(2),
-  GRAPHQL_MAX_QUEUED_PER_CREDENTIAL: z.coerce.number().int().min(0).default(32),
+  // One at a time: a GraphQL document is mostly JavaScript work on the one event loop, so a second running
+  // document of the same credential adds little to its throughput and much to everyone else's latency
+  // (bench/graphql-fairness.js: other apps' p99 2.5x idle with 1, 2.9-4.2x with 2, on a quiet machine).
+  GRAPHQL_MAX_CONCURRENT_PER_CREDENTIAL: positive.default(1),
+  // As many as an API key's rate-limit window admits: the rate limit decides how many requests a
+  // credential may send, the queue only takes them one at a time (a parked request costs little).
+  GRAPHQL_MAX_QUEUED_PER_CREDENTIAL: z.coerce.number().int().min(0).default(1000),
   GRAPHQL_QUEUE_TIMEOUT_MS: positive.default(5000),
   GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: positive.default(2),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

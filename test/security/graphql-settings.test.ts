@@ -20,8 +20,8 @@ describe('GraphQL limit settings', () => {
         maxResolverCalls: 5,
       },
       maxDepth: 10,
-      maxConcurrentPerCredential: 2,
-      maxQueuedPerCredential: 32,
+      maxConcurrentPerCredential: 1,
+      maxQueuedPerCredential: 1000,
       queueTimeoutMs: 5000,
       maxConnectionsPerRequest: 2,
     });
