@@ -31,7 +31,7 @@ function capturingLogger() {
 }
 
 const SQL_BUG = new Error(
-  'insert into "customer" ("id") values ($1) - duplicate key value violates unique constraint at /work/main/src/x.ts:10',
+  'insert into "customer" ("id") values ($1) - duplicate key value violates unique constraint at /srv/tollgate/src/x.ts:10',
 );
 
 describe('REST error mapping', () => {
