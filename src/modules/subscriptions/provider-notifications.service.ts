@@ -37,18 +37,11 @@ export class ProviderNotificationsService {
   ) {}
 
   /**
-   * Verifies a notification on its raw body and applies it. What no retry can mend is refused (400): a
-   * bad, missing, expired or future-dated signature, an event missing what its type requires. What may
-   * work later (the database, Stripe, a record not there yet) fails (500) so Stripe delivers it again.
+   * Verifies a notification on its raw body; the receiver then names the event and applies it. What no
+   * retry can mend is refused (400): a bad, missing, expired or future-dated signature, an event missing
+   * what its type requires. What may work later (the database, Stripe, a record not there yet) fails
+   * (500) in `applyStripeNotification`, so Stripe delivers it again.
    */
-  async handleStripeNotification(
-    rawBody: Buffer,
-    signature: string | undefined,
-  ): Promise<{ applied: boolean }> {
-    return this.applyStripeNotification(this.verifyStripeNotification(rawBody, signature));
-  }
-
-  /** The first half of `handleStripeNotification`, so the receiver can name the event before applying it. */
   verifyStripeNotification(rawBody: Buffer, signature: string | undefined): ProviderEvent {
     try {
       return this.payments.verifyEvent(rawBody, signature);
