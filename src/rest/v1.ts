@@ -2,8 +2,11 @@ import type { Router } from 'express';
 import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
+import { couponsRouter } from '../modules/coupons/coupons.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
+import { invoicesRouter } from '../modules/invoices/invoices.rest.js';
+import { organizationsRouter } from '../modules/organizations/organizations.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
 import type { Services } from '../services.js';
@@ -21,7 +24,10 @@ export function v1Router(services: Services): Router {
     customersRouter(services.customers),
     entitlementsRouter(services.entitlements),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
-    subscriptionsRouter(services.subscriptions),
+    subscriptionsRouter(services.subscriptions, services.subscriptionHistory),
+    invoicesRouter(services.invoices),
+    couponsRouter(services.coupons, services.rateLimits),
+    organizationsRouter(services.organizations),
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');

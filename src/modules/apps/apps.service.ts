@@ -7,6 +7,7 @@ import { idSchema, parseInput } from '../../core/validation.js';
 import { ApiKey } from './api-key.entity.js';
 import { App } from './app.entity.js';
 import { appSettingsSchema, createAppSchema } from './apps.schemas.js';
+import { isAllowedOrigin, parseStoredCallbackPatterns } from './callback-url.js';
 
 export interface CreatedApiKey {
   /** The secret, shown exactly once. */
@@ -95,5 +96,25 @@ export class AppsService {
       prefix: displayPrefix(secret),
     });
     return { secret, key };
+  }
+
+  /**
+   * Whether a browser page at `origin` may call Tollgate for app `appId`: the origin of one of the app's
+   * allowed callback URL patterns. Without an app (a preflight of a path that names none, before its
+   * credential is seen) any app's patterns grant it; the real request is then checked against its own.
+   * Read at each cross-origin request: only browsers send them, and settings changes apply at once.
+   */
+  async allowsOrigin(origin: string, appId: string | undefined): Promise<boolean> {
+    const rows = await this.em
+      .getConnection()
+      .execute<{ allowed_callback_urls: string }[]>(
+        appId === undefined
+          ? "select allowed_callback_urls from app where allowed_callback_urls <> ''"
+          : 'select allowed_callback_urls from app where id = ?',
+        appId === undefined ? [] : [appId],
+      );
+    return rows.some((row) =>
+      isAllowedOrigin(origin, parseStoredCallbackPatterns(row.allowed_callback_urls)),
+    );
   }
 }
