@@ -1,4 +1,4 @@
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { productionEnv, startTestServer, type TestServer } from '../helpers/server.js';
 import { sessionTokenFor } from '../helpers/stripe-fixtures.js';
 
 /**
@@ -136,5 +136,52 @@ describe('CORS', () => {
       .set('origin', 'http://localhost:5173')
       .set('access-control-request-method', 'POST');
     expect(res.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+  });
+});
+
+describe('CORS in production', () => {
+  let production: TestServer;
+  let productionApp: string;
+
+  beforeAll(async () => {
+    production = await startTestServer({ env: productionEnv({ TRUST_PROXY: 'loopback' }) });
+    productionApp = (await production.createApp({ allowedCallbackUrls: 'http://localhost:3000/callback' }))
+      .appId;
+  });
+
+  afterAll(async () => {
+    await production?.close();
+  });
+
+  // As the TLS-terminating proxy says (the helper adds this only to the documented methods).
+  const preflight = (origin: string) =>
+    production.http
+      .options(`/v1/apps/${productionApp}/auth/magic-link`)
+      .set('x-forwarded-proto', 'https')
+      .set('origin', origin)
+      .set('access-control-request-method', 'POST');
+
+  it('grants a localhost origin only when a pattern names it', async () => {
+    const other = await preflight('http://localhost:5173');
+    expect(other.status).toBe(204);
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    const named = await preflight('http://localhost:3000');
+    expect(named.status).toBe(204);
+    expect(named.headers['access-control-allow-origin']).toBe('http://localhost:3000');
+  });
+
+  it("treats PUBLIC_BASE_URL's origin as Tollgate's own: the admin token keeps working from it", async () => {
+    const res = await production.http
+      .post('/graphql')
+      .set('origin', 'https://billing.example.com')
+      .set('authorization', `Bearer ${production.adminToken}`)
+      .send({ query: '{ apps { id } }' });
+    expect(res.status).toBe(200);
+    const foreign = await production.http
+      .post('/graphql')
+      .set('origin', 'https://evil.example.net')
+      .set('authorization', `Bearer ${production.adminToken}`)
+      .send({ query: '{ apps { id } }' });
+    expect(foreign.status).toBe(403);
   });
 });
