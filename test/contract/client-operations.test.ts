@@ -177,6 +177,12 @@ describe('GET /v1/invoices', () => {
     expect(switched.body.data.map((i: { amountPaid: number }) => i.amountPaid)).toEqual([2000]);
     const alone = await server.http.get('/v1/invoices').set(bearer(await billing.session(member.id)));
     expect(alone.body.data.map((i: { amountPaid: number }) => i.amountPaid)).toEqual([900]);
+    const graphql = await server.graphql(
+      'query($o: ID) { invoices(organizationId: $o) { amountPaid } }',
+      { o: organizationId },
+      apiKey,
+    );
+    expect(graphql.body).toEqual({ data: { invoices: [{ amountPaid: 2000 }] } });
   });
 
   it('answers 400 without exactly one context or with a bad limit, 404 for another app', async () => {
