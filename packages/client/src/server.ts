@@ -14,6 +14,7 @@ import type {
   CreateWebhookEndpointRequest,
   Customer,
   CustomerList,
+  DeletedCustomer,
   EntitlementCheck,
   Entitlements,
   InvoiceList,
@@ -21,10 +22,11 @@ import type {
   PostOptions,
   Subscription,
   SubscriptionList,
-  SyncResult,
+  SubscriptionSyncResult,
   UpdateCustomerRequest,
   UpdateWebhookEndpointRequest,
   WebhookEndpoint,
+  WebhookEndpointList,
   WebhookEndpointWithSecret,
 } from './types.js';
 
@@ -90,10 +92,10 @@ export class Tollgate {
       /** Metadata is merged: keys sent overwrite, a key sent as null is removed, others are kept. */
       update: (id: string, body: UpdateCustomerRequest) =>
         patch<Customer>(`/v1/customers/${segment(id)}`, body),
-      delete: (id: string) => del<unknown>(`/v1/customers/${segment(id)}`),
+      delete: (id: string) => del<DeletedCustomer>(`/v1/customers/${segment(id)}`),
       /** Re-reads the customer's billing state from the payment provider. */
       sync: (id: string, opts?: PostOptions) =>
-        post<SyncResult>(`/v1/customers/${segment(id)}/sync`, {}, opts),
+        post<SubscriptionSyncResult>(`/v1/customers/${segment(id)}/sync`, {}, opts),
     };
     this.checkout = {
       /** A hosted checkout page's `url`; the subscription appears when the provider reports payment. */
@@ -136,13 +138,14 @@ export class Tollgate {
       list: (query: { customerId: string }) => get<OrganizationList>('/v1/organizations', query),
     };
     this.webhookEndpoints = {
-      /** The answer carries the signing secret once: store it for verifyWebhook. */
+      /** The answer carries the signing secret, once: store it for verifyWebhook. */
       create: (body: CreateWebhookEndpointRequest, opts?: PostOptions) =>
         post<WebhookEndpointWithSecret>('/v1/webhook-endpoints', body, opts),
-      list: () => get<{ data: WebhookEndpoint[] }>('/v1/webhook-endpoints'),
+      list: () => get<WebhookEndpointList>('/v1/webhook-endpoints'),
       update: (id: string, body: UpdateWebhookEndpointRequest) =>
         patch<WebhookEndpoint>(`/v1/webhook-endpoints/${segment(id)}`, body),
-      delete: (id: string) => del<unknown>(`/v1/webhook-endpoints/${segment(id)}`),
+      /** Answers nothing (204). */
+      delete: (id: string) => del<void>(`/v1/webhook-endpoints/${segment(id)}`),
       rotateSecret: (id: string, opts?: PostOptions) =>
         post<WebhookEndpointWithSecret>(`/v1/webhook-endpoints/${segment(id)}/rotate-secret`, {}, opts),
     };

@@ -42,46 +42,70 @@ export interface PostOptions {
 }
 
 /*
- * Operations whose REST paths are documented by the billing-moves and outbound-webhooks parts of the API.
- * Until `schema/openapi.yaml` describes them, their shapes are declared here (loosely: unknown fields are
- * kept); regenerate `openapi.ts` and point these at its schemas when it does.
+ * Operations of the billing-moves and outbound-webhooks parts of the API, declared here with the names
+ * and shapes those parts give them until `schema/openapi.yaml` describes them. Once it does:
+ * `npm run generate -w @tollgate/client`, then replace each declaration below by
+ * `Schemas['<same name>']` (the names match).
  */
 
 export interface ChangePlanRequest {
   readonly planId: string;
+  /** Stripe's words for how the rest of the current period is charged (default `create_prorations`). */
   readonly prorationBehavior?: 'create_prorations' | 'none' | 'always_invoice';
 }
 
 export interface BillingPortalSessionRequest {
+  /** Where the portal's link back goes. */
+  readonly returnUrl: string;
+  /** With an API key, exactly one of `customerId` and `organizationId`. */
   readonly customerId?: string;
   readonly organizationId?: string;
-  readonly returnUrl: string;
 }
 
 export interface BillingPortalSessionResult {
   readonly url: string;
 }
 
-export interface SyncResult {
-  readonly [key: string]: unknown;
+export interface SubscriptionSyncResult {
+  readonly subscriptions: Subscription[];
+  readonly skipped: { readonly stripeSubscriptionId: string; readonly reason: string }[];
+}
+
+export interface DeletedCustomer {
+  readonly id: string;
+  readonly deleted: true;
 }
 
 export interface WebhookEndpoint {
   readonly id: string;
   readonly url: string;
-  readonly events: readonly string[];
-  readonly [key: string]: unknown;
+  readonly events: string[];
+  readonly enabled: boolean;
+  readonly description: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
 }
 
-export interface WebhookEndpointWithSecret extends WebhookEndpoint {
-  readonly secret?: string;
+/** The signing secret (`whsec_…`) is shown only in this answer, when an endpoint is made or rotated. */
+export interface WebhookEndpointWithSecret {
+  readonly endpoint: WebhookEndpoint;
+  readonly secret: string;
+}
+
+export interface WebhookEndpointList {
+  readonly data: WebhookEndpoint[];
 }
 
 export interface CreateWebhookEndpointRequest {
   readonly url: string;
-  readonly events?: readonly string[];
-  readonly description?: string;
-  readonly [key: string]: unknown;
+  /** Event types to receive; all when left out. */
+  readonly events?: string[] | null;
+  readonly description?: string | null;
 }
 
-export type UpdateWebhookEndpointRequest = Partial<CreateWebhookEndpointRequest>;
+export interface UpdateWebhookEndpointRequest {
+  readonly url?: string;
+  readonly events?: string[] | null;
+  readonly description?: string | null;
+  readonly enabled?: boolean;
+}
