@@ -106,7 +106,10 @@ export class JobQueue {
     );
   }
 
-  /** Runs `handler` for each job of `name` on this instance; a rejected handler leaves the job to the queue's retries. */
+  /**
+   * Runs `handler` for each job of `name` on this instance; a rejected handler leaves the job to the
+   * queue's retries. Delivery is at least once: a job can run again after a crash or a failed batch.
+   */
   async work<T extends object>(name: string, options: WorkerOptions, handler: JobHandler<T>): Promise<void> {
     if (!this.#workers) throw new Error('this job queue was opened without workers');
     await this.#boss.work<T>(
@@ -118,13 +121,15 @@ export class JobQueue {
         notifyPollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
       },
       async (batch: Job<T>[]) => {
-        for (const job of batch) {
-          try {
-            await handler(job.data, { id: job.id, retryCount: job.retryCount });
-          } catch (error) {
-            this.#logger.warn({ err: error, queue: name, jobId: job.id }, 'job failed; the queue retries it');
-            throw error;
-          }
+        // The jobs of a batch run side by side; one that fails fails the batch, whose jobs the queue
+        // then runs again, so handlers must tolerate a second run of a job that already succeeded.
+        const outcomes = await Promise.allSettled(
+          batch.map((job) => handler(job.data, { id: job.id, retryCount: job.retryCount })),
+        );
+        const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+        if (failure) {
+          this.#logger.warn({ err: failure.reason, queue: name }, 'job failed; the queue retries it');
+          throw failure.reason;
         }
       },
     );

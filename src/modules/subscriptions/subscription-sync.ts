@@ -38,7 +38,12 @@ export type ProviderEventOutcome =
    * Neither recorded nor applied: the subscription's newest event is of the same second, so `created`
    * cannot order them; the caller reads the state from the provider under the row lock instead.
    */
-  | 'same_second';
+  | 'same_second'
+  /**
+   * Neither recorded nor applied: the subscription's app has webhook endpoints, so the change must be
+   * made in a transaction that also records its outbound events; the caller takes that path.
+   */
+  | 'record_events';
 
 /**
  * Records a subscription event's id and applies the provider's state in one statement and one round trip
@@ -55,44 +60,48 @@ export async function applyNewerProviderEvent(
 ): Promise<ProviderEventOutcome> {
   const rows = await em
     .getConnection()
-    .execute<{ recorded: boolean; applied: boolean; same_second: boolean; seen: boolean }[]>(
-      APPLY_NEWER_EVENT,
-      [
-        remote.id,
-        event.created,
-        event.id,
-        event.type,
-        statusFromProvider(remote),
-        remote.customerId,
-        remote.currentPeriodEnd,
-        remote.cancelAtPeriodEnd,
-        remote.trialEnd,
-        remote.canceledAt,
-        remote.priceId,
-      ],
-    );
+    .execute<
+      { recorded: boolean; applied: boolean; same_second: boolean; seen: boolean; wants_events: boolean }[]
+    >(APPLY_NEWER_EVENT, [
+      remote.id,
+      event.created,
+      event.id,
+      event.type,
+      statusFromProvider(remote),
+      remote.customerId,
+      remote.currentPeriodEnd,
+      remote.cancelAtPeriodEnd,
+      remote.trialEnd,
+      remote.canceledAt,
+      remote.priceId,
+    ]);
   const row = rows[0]!;
   if (row.applied) return 'applied';
+  if (row.wants_events) return 'record_events';
   if (row.recorded || !row.same_second) return 'skipped';
   // An id already recorded needs no second look, whatever its second.
   return row.seen ? 'skipped' : 'same_second';
 }
 
 /**
- * `target` locks the row (no key update: foreign keys pointing at it are not blocked); `recorded` inserts
+ * `target` locks the row (no key update: foreign keys pointing at it are not blocked) and tells whether its
+ * app has enabled webhook endpoints (then nothing is done here: see 'record_events'); `recorded` inserts
  * the id unless the event is of the subscription's newest second; `applied` copies the state onto the row
  * when the id was new and the event is newer (re-checked on the row's latest version after a lock wait).
  * `seen` tells a same-second duplicate already recorded from one that is not.
  */
 const APPLY_NEWER_EVENT = `
   with target as (
-    select id, provider_event_created from subscription where stripe_subscription_id = ? for no key update
+    select t.id, t.provider_event_created,
+           exists (select 1 from webhook_endpoint e where e.app_id = t.app_id and e.enabled) as wants_events
+      from subscription t where t.stripe_subscription_id = ? for no key update of t
   ), params as (
     select ?::bigint as created, ?::text as event_id, ?::text as event_type
   ), recorded as (
     insert into processed_event (id, type)
     select event_id, event_type from params
      where not exists (select 1 from target, params where target.provider_event_created = params.created)
+       and not exists (select 1 from target where target.wants_events)
     on conflict (id) do nothing
     returning id
   ), applied as (
@@ -114,4 +123,5 @@ const APPLY_NEWER_EVENT = `
   select exists (select 1 from recorded) as recorded,
          exists (select 1 from applied) as applied,
          exists (select 1 from target, params where target.provider_event_created = params.created) as same_second,
-         exists (select 1 from processed_event e, params where e.id = params.event_id) as seen`;
+         exists (select 1 from processed_event e, params where e.id = params.event_id) as seen,
+         exists (select 1 from target where target.wants_events) as wants_events`;
