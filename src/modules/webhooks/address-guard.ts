@@ -62,14 +62,14 @@ export class AddressGuard {
   /** Why `address` is refused, or undefined when it may be used. */
   refusal(address: string): string | undefined {
     const family = isIP(address);
-    if (family === 0) return `${address} is not an IP address`;
+    if (family === 0) return `not an IP address (${address})`;
     const mapped = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] : undefined;
     if (mapped) return this.refusal(mapped);
     const type = family === 4 ? 'ipv4' : 'ipv6';
     if (LOOPBACK.check(address, type)) {
-      return this.allowLoopback ? undefined : `${address} is a loopback address`;
+      return this.allowLoopback ? undefined : `a loopback address (${address})`;
     }
-    if (NEVER.check(address, type)) return `${address} is a private, link-local or reserved address`;
+    if (NEVER.check(address, type)) return `a private, link-local or reserved address (${address})`;
     return undefined;
   }
 
