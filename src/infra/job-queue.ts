@@ -36,6 +36,8 @@ export interface WorkerOptions {
   readonly concurrency?: number;
   /** How often an idle worker looks for new jobs (at least 0.5 s). */
   readonly pollingIntervalSeconds?: number;
+  /** Fetch again at once while fetches come back full (a backlog), instead of waiting for the next poll. */
+  readonly burstWhenBatchFull?: boolean;
 }
 
 export type JobHandler<T> = (
@@ -119,6 +121,7 @@ export class JobQueue {
         localConcurrency: options.concurrency ?? 1,
         pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
         notifyPollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+        burstWhenBatchFull: options.burstWhenBatchFull ?? false,
       },
       async (batch: Job<T>[]) => {
         // The jobs of a batch run side by side; one that fails fails the batch, whose jobs the queue

@@ -15,10 +15,24 @@ export interface DeliveryJob {
   readonly manual?: boolean;
 }
 
-/** Endpoints of the app that take `type`: enabled, subscribed to it or to everything (`events` empty). */
-const ENDPOINTS_FOR = `
-  select id from webhook_endpoint
-   where app_id = ? and enabled and (events = '[]'::jsonb or events @> ?::jsonb)`;
+/**
+ * One round trip: the app's endpoints that take the type (enabled, subscribed to it or to everything),
+ * the event when there is at least one, and a delivery for each (its id: the event's random part and the
+ * endpoint's rank).
+ */
+const RECORD_EVENT = `
+  with targets as (
+    select id, row_number() over (order by id) as n from webhook_endpoint
+     where app_id = ? and enabled and (events = '[]'::jsonb or events @> ?::jsonb)
+  ), event as (
+    insert into webhook_event (id, app_id, type, body, created_at)
+    select ?, ?, ?, ?, ? where exists (select 1 from targets)
+    returning id, created_at
+  )
+  insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
+  select 'whd_' || ? || '_' || t.n, e.id, t.id, 'pending', 0, e.created_at, e.created_at, e.created_at
+    from targets t, event e
+  returning id`;
 
 /**
  * The outbox. `record` is called inside the transaction of the change that causes the event, so the
@@ -56,32 +70,18 @@ export class OutboundEvents {
     if (!em.isInTransaction()) {
       throw new Error('events are recorded inside the transaction of the change that causes them');
     }
-    const connection = em.getConnection();
-    const context = em.getTransactionContext();
-    const endpoints = await connection.execute<{ id: string }[]>(
-      ENDPOINTS_FOR,
-      [appId, JSON.stringify([type])],
-      'all',
-      context,
-    );
-    if (endpoints.length === 0) return null;
     const now = this.clock.now();
     const eventId = newId('msg');
     const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
-    await connection.execute(
-      'insert into webhook_event (id, app_id, type, body, created_at) values (?, ?, ?, ?, ?)',
-      [eventId, appId, type, body, now],
-      'run',
-      context,
-    );
-    const deliveries = endpoints.map((endpoint) => ({ id: newId('whd'), endpointId: endpoint.id }));
-    await connection.execute(
-      `insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
-       values ${deliveries.map(() => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')}`,
-      deliveries.flatMap((d) => [d.id, eventId, d.endpointId, now, now, now]),
-      'run',
-      context,
-    );
+    const deliveries = await em
+      .getConnection()
+      .execute<{ id: string }[]>(
+        RECORD_EVENT,
+        [appId, JSON.stringify([type]), eventId, appId, type, body, now, eventId.slice('msg_'.length)],
+        'all',
+        em.getTransactionContext(),
+      );
+    if (deliveries.length === 0) return null;
     await this.jobs.enqueue<DeliveryJob>(
       em,
       DELIVERY_QUEUE,

@@ -1,6 +1,6 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { JobQueue } from '../../infra/job-queue.js';
@@ -10,6 +10,15 @@ import type { AddressGuard } from './address-guard.js';
 import { DELIVERY_QUEUE, type DeliveryJob } from './outbound-events.js';
 import type { SecretBox } from './secret-box.js';
 import { signedHeaders } from './webhook-signing.js';
+
+/**
+ * Connections to receivers are kept open between attempts. A kept socket is one made to an address the
+ * guard checked when it connected; a new one is checked again.
+ */
+const AGENTS = {
+  'http:': new HttpAgent({ keepAlive: true, maxSockets: 20, timeout: 30_000 }),
+  'https:': new HttpsAgent({ keepAlive: true, maxSockets: 20, timeout: 30_000 }),
+} as const;
 
 /** Standard Webhooks: an attempt that has not been answered in this time failed. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -55,6 +64,17 @@ interface AttemptResult {
   readonly excerpt: string;
 }
 
+/** Counts the attempt and records it, unless this attempt was already counted (a second run of the job). */
+const SETTLE_ATTEMPT = `
+  with settled as (
+    update webhook_delivery set attempts = attempts + 1, status = ?, next_attempt_at = ?, updated_at = ?
+     where id = ? and attempts = ? and status = 'pending'
+    returning id
+  )
+  insert into webhook_attempt (id, delivery_id, attempted_at, status_code, duration_ms, excerpt)
+  select ?, id, ?, ?, ?, ? from settled
+  returning delivery_id as id`;
+
 const LOAD_DELIVERY = `
   select d.id, d.status, d.attempts, e.id as event_id, e.type, e.body, e.app_id, p.id as endpoint_id, p.url,
          p.enabled, p.secret_ciphertext, p.previous_secret_ciphertext, p.previous_secret_expires_at
@@ -81,7 +101,7 @@ export class WebhookDispatcher {
     await jobs.define(DELIVERY_QUEUE, { expireInSeconds: 30, retryLimit: 5, retryDelay: 5 });
     await jobs.work<DeliveryJob>(
       DELIVERY_QUEUE,
-      { batchSize: 20, concurrency: 2, pollingIntervalSeconds: 1 },
+      { batchSize: 50, concurrency: 2, pollingIntervalSeconds: 1, burstWhenBatchFull: true },
       (job) => this.deliver(job),
     );
   }
@@ -100,31 +120,35 @@ export class WebhookDispatcher {
     const status = result.ok ? 'succeeded' : retryIn === undefined ? 'failed' : 'pending';
     const now = this.options.clock.now();
     const nextAttemptAt = retryIn === undefined ? null : new Date(now.getTime() + retryIn * 1000);
-    await em.transactional(async (tx) => {
-      const connection = tx.getConnection();
-      const context = tx.getTransactionContext();
-      const updated = await connection.execute<{ id: string }[]>(
-        `update webhook_delivery set attempts = attempts + 1, status = ?, next_attempt_at = ?, updated_at = ?
-          where id = ? and attempts = ? and status = 'pending' returning id`,
-        [status, nextAttemptAt, now, row.id, job.attempt],
-        'all',
-        context,
-      );
-      // Another run of the same job got there first: its record stands.
-      if (updated.length === 0) return;
-      await connection.execute(
-        `insert into webhook_attempt (id, delivery_id, attempted_at, status_code, duration_ms, excerpt)
-         values (?, ?, ?, ?, ?, ?)`,
-        [newId('wha'), row.id, now, result.statusCode, result.durationMs, result.excerpt],
-        'run',
-        context,
-      );
-      if (nextAttemptAt) {
-        await this.options.jobs.enqueue<DeliveryJob>(tx, DELIVERY_QUEUE, [
-          { data: { deliveryId: row.id, attempt: job.attempt + 1 }, options: { startAfter: nextAttemptAt } },
-        ]);
-      }
-    });
+    const settle = async (tx: EntityManager) => {
+      const settled = await tx
+        .getConnection()
+        .execute<{ id: string }[]>(
+          SETTLE_ATTEMPT,
+          [
+            status,
+            nextAttemptAt,
+            now,
+            row.id,
+            job.attempt,
+            newId('wha'),
+            now,
+            result.statusCode,
+            result.durationMs,
+            result.excerpt,
+          ],
+          'all',
+          tx.getTransactionContext(),
+        );
+      // Another run of the same job got there first: its record stands, and it scheduled what follows.
+      if (settled.length === 0 || !nextAttemptAt) return;
+      await this.options.jobs.enqueue<DeliveryJob>(tx, DELIVERY_QUEUE, [
+        { data: { deliveryId: row.id, attempt: job.attempt + 1 }, options: { startAfter: nextAttemptAt } },
+      ]);
+    };
+    // The common case (delivered, or no attempt left) is one statement; a retry is scheduled with it.
+    if (nextAttemptAt) await em.transactional(settle);
+    else await settle(em);
     const outcome = result.ok ? 'succeeded' : nextAttemptAt ? 'retrying' : 'failed';
     this.options.observe?.(outcome, result.durationMs / 1000);
     const line = {
@@ -199,27 +223,28 @@ function post(
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         lookup: guard.lookup,
         timeout: ATTEMPT_TIMEOUT_MS,
-        agent: false,
+        agent: AGENTS[url.protocol as keyof typeof AGENTS],
       },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
-        const done = () => {
+        const done = (early: boolean) => {
           const statusCode = res.statusCode ?? 0;
           finish({
             ok: statusCode >= 200 && statusCode < 300,
             statusCode,
             excerpt: Buffer.concat(chunks).toString('utf8').slice(0, EXCERPT_CHARS),
           });
-          res.destroy();
+          // The rest of a long answer is not waited for; a fully read one leaves its socket for reuse.
+          if (early) res.destroy();
         };
         res.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           size += chunk.length;
-          if (size >= MAX_READ_BYTES) done();
+          if (size >= MAX_READ_BYTES) done(true);
         });
-        res.on('end', done);
-        res.on('error', done);
+        res.on('end', () => done(false));
+        res.on('error', () => done(true));
       },
     );
     // One bound for the whole attempt: connecting, sending and the answer.
