@@ -202,7 +202,12 @@ export class ProviderNotificationsService {
       // Loaded after the lock, not with it: a joined plan would be locked too, serialising every
       // subscription of the plan behind one row.
       await em.populate(subscription, ['plan']);
-      const change = await this.events.begin(em, ownerOf(subscription), subscription);
+      const change = await this.events.begin(
+        em,
+        ownerOf(subscription),
+        subscription,
+        outcome === 'record_events',
+      );
       await applyProviderState(em, subscription, latest, event.created);
       await change.done(subscription);
       return { applied: true };

@@ -3,8 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import type { WebhookEventType } from '../webhooks/webhook-event-types.js';
 import type { BillingContext } from './billing-context.js';
-import { type EntitledPlan, loadEntitledPlan } from './entitled-plan.js';
-import type { Subscription } from './subscription.entity.js';
+import { loadEntitledPlan } from './entitled-plan.js';
+import { ENTITLING_STATUSES, type Subscription } from './subscription.entity.js';
 import { presentSubscription, type SubscriptionView } from './subscription.presenter.js';
 
 const TYPES: readonly WebhookEventType[] = [
@@ -20,6 +20,9 @@ export interface SubscriptionChange {
 }
 
 const NOTHING_TO_RECORD: SubscriptionChange = { done: async () => undefined };
+
+const ENTITLING: ReadonlySet<string> = new Set(ENTITLING_STATUSES);
+const entitles = (status: string) => ENTITLING.has(status);
 
 /** Whose entitlements a subscription decides. */
 export function ownerOf(subscription: Subscription): BillingContext {
@@ -44,21 +47,28 @@ export function ownerOf(subscription: Subscription): BillingContext {
 export class SubscriptionEvents {
   constructor(private readonly events: OutboundEvents) {}
 
-  /** Call before changing `before` (null: a subscription about to be created for `owner`). */
+  /**
+   * Call before changing `before` (null: a subscription about to be created for `owner`). `wanted`: the
+   * caller already knows the app has endpoints (skips asking).
+   */
   async begin(
     em: EntityManager,
     owner: BillingContext,
     before: Subscription | null,
+    wanted = false,
   ): Promise<SubscriptionChange> {
-    if (!(await this.events.wants(em, owner.appId, TYPES))) return NOTHING_TO_RECORD;
+    if (!wanted && !(await this.events.wants(em, owner.appId, TYPES))) return NOTHING_TO_RECORD;
     const view = before ? presentSubscription(before) : null;
-    const entitledBefore = await loadEntitledPlan(em, owner);
+    const state = before ? { status: before.status, planId: before.plan.id } : null;
     return {
       done: async (after) => {
         // The entitlement query reads the database: the change must be there first.
         await em.flush();
         await this.#recordSubscription(em, owner.appId, view, presentSubscription(after));
-        await this.#recordEntitlements(em, owner, entitledBefore);
+        // Only whether it entitles, and to which plan, can change what the owner is entitled to.
+        if (state && entitles(state.status) === entitles(after.status) && state.planId === after.plan.id)
+          return;
+        await this.#recordEntitlements(em, owner, after.id, state);
       },
     };
   }
@@ -78,7 +88,18 @@ export class SubscriptionEvents {
     }
   }
 
-  async #recordEntitlements(em: EntityManager, owner: BillingContext, before: EntitledPlan): Promise<void> {
+  async #recordEntitlements(
+    em: EntityManager,
+    owner: BillingContext,
+    subscriptionId: string,
+    previous: { status: string; planId: string } | null,
+  ): Promise<void> {
+    // Before: the subscription as it was (a new one as if it did not entitle); after: as stored now.
+    const before = await loadEntitledPlan(em, owner, {
+      subscriptionId,
+      status: previous?.status ?? 'incomplete',
+      planId: previous?.planId ?? '',
+    });
     const after = await loadEntitledPlan(em, owner);
     if (isDeepStrictEqual(before, after)) return;
     const whose =
