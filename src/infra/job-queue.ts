@@ -72,8 +72,8 @@ export class JobQueue {
       monitorIntervalSeconds: options.superviseIntervalSeconds,
       registerInstance: false,
       persistWarnings: false,
-      // Workers are woken by NOTIFY when a job is committed; polling remains as the backstop.
-      useListenNotify: options.workers,
+      // Workers poll: waking every worker by NOTIFY on each insert cost more than it saved under load
+      // (see the README's outbound webhook figures), and polling needs no dedicated connection.
     });
     boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'));
     boss.on('warning', (warning) => options.logger.warn({ warning }, 'job queue warning'));
@@ -83,10 +83,9 @@ export class JobQueue {
 
   /** Creates the queue when missing, else brings its options up to date (idempotent; safe on every start). */
   async define(name: string, options: Omit<Queue, 'name'> = {}): Promise<void> {
-    const settings = { notify: true, ...options };
     const existing = await this.#boss.getQueue(name);
-    if (existing) await this.#boss.updateQueue(name, settings);
-    else await this.#boss.createQueue(name, settings);
+    if (existing) await this.#boss.updateQueue(name, options);
+    else await this.#boss.createQueue(name, options);
   }
 
   /**
@@ -120,7 +119,6 @@ export class JobQueue {
         batchSize: options.batchSize ?? 1,
         localConcurrency: options.concurrency ?? 1,
         pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-        notifyPollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
         burstWhenBatchFull: options.burstWhenBatchFull ?? false,
       },
       async (batch: Job<T>[]) => {

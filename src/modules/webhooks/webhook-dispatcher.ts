@@ -98,7 +98,7 @@ export class WebhookDispatcher {
     const { jobs } = this.options;
     // A job whose worker died is run again after 30 s (an attempt takes at most 10 s); the attempt
     // number in the job keeps a late duplicate from sending twice.
-    await jobs.define(DELIVERY_QUEUE, { expireInSeconds: 30, retryLimit: 5, retryDelay: 5, notify: false });
+    await jobs.define(DELIVERY_QUEUE, { expireInSeconds: 30, retryLimit: 5, retryDelay: 5 });
     await jobs.work<DeliveryJob>(
       DELIVERY_QUEUE,
       { batchSize: 50, concurrency: 2, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
