@@ -169,13 +169,25 @@ export class WebhookDispatcher {
 
   async #attempt(row: DeliveryRow): Promise<AttemptResult> {
     const now = this.options.clock.now();
-    const secrets = [this.options.secrets.open(row.secret_ciphertext)];
-    if (
-      row.previous_secret_ciphertext &&
-      row.previous_secret_expires_at &&
-      new Date(row.previous_secret_expires_at).getTime() > now.getTime()
-    ) {
-      secrets.push(this.options.secrets.open(row.previous_secret_ciphertext));
+    let secrets: string[];
+    try {
+      secrets = [this.options.secrets.open(row.secret_ciphertext)];
+      if (
+        row.previous_secret_ciphertext &&
+        row.previous_secret_expires_at &&
+        new Date(row.previous_secret_expires_at).getTime() > now.getTime()
+      ) {
+        secrets.push(this.options.secrets.open(row.previous_secret_ciphertext));
+      }
+    } catch {
+      // Recorded like any failed attempt, so the delivery does not stay pending for ever.
+      return {
+        ok: false,
+        statusCode: null,
+        durationMs: 0,
+        excerpt:
+          'not sent: the signing secret cannot be decrypted (was WEBHOOK_SECRET_KEY changed? rotate the secret)',
+      };
     }
     const headers = {
       'content-type': 'application/json',

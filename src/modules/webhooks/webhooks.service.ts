@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type Principal, requireApiKey } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
@@ -223,12 +223,11 @@ export class WebhooksService {
       if (!(await this.orm.em.findOne(App, { id: app }))) throw new NotFoundError('App', app);
       return app;
     }
-    const caller = this.#caller(principal);
+    const caller = requireApiKey(principal);
     // An app's key names its own app or none; another app is answered as if it did not exist.
     if (appId !== undefined && appId !== null && appId !== caller.appId) {
       throw new NotFoundError('App', String(appId));
     }
-    if (!caller.appId) throw new ForbiddenError();
     return caller.appId;
   }
 
