@@ -1,6 +1,12 @@
 import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createPaidPlan, payOnHostedPage, sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
+import {
+  createPaidPlan,
+  payOnHostedPage,
+  sessionTokenFor,
+  signedNotification,
+  stripeFor,
+} from '../helpers/stripe-fixtures.js';
 import { type ReceivedWebhook, verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
@@ -471,6 +477,71 @@ describe('events', () => {
       .query({ customerId })
       .set(auth(apiKey));
     expect(current.status).toBe(404);
+  });
+
+  it('records the events of a notification applied by the one-statement path, and none for its duplicate', async () => {
+    const { appId, apiKey, secret } = await appWithEndpoint('notified');
+    await createPaidPlan(server, appId, { id: 'duo', name: 'Duo', features: { seats: 2 } });
+    const customerId = await subscribe(apiKey, 'duo', 'notified@example.com');
+    const subscription = (
+      await arrivedAt(secret, 'notified', 'subscription.created', (d) => d.customerId === customerId)
+    ).payload.data;
+    const paymentCustomerId = (await server.http.get(`/v1/customers/${customerId}`).set(auth(apiKey))).body
+      .paymentCustomerId;
+    const stripe = stripeFor(server);
+    const [remote] = (await stripe.subscriptions.list({ customer: paymentCustomerId })).data;
+    // Far newer than anything the emulator sent, so the event is applied by the newer-event statement.
+    const created = Math.floor(Date.now() / 1000) + 1000;
+    const notify = async (id: string, at: number, status: string) => {
+      const { body, signature } = signedNotification(server, {
+        id,
+        object: 'event',
+        api_version: '2025-01-01',
+        created: at,
+        type: 'customer.subscription.updated',
+        data: { object: { ...remote, status } },
+        livemode: false,
+        pending_webhooks: 1,
+      });
+      const res = await server.http
+        .post('/v1/webhooks/stripe')
+        .set('stripe-signature', signature)
+        .set('content-type', 'application/json')
+        .send(body);
+      expect(res.status).toBe(200);
+    };
+    await notify('evt_notified_unpaid', created, 'unpaid');
+    const unpaid = await arrivedAt(
+      secret,
+      'notified',
+      'subscription.updated',
+      (d) => d.id === subscription.id && d.status === 'unpaid',
+    );
+    expect(unpaid.payload.data).toEqual({ ...subscription, status: 'unpaid', updatedAt: expect.any(String) });
+    await arrivedAt(
+      secret,
+      'notified',
+      'entitlements.updated',
+      (d) => d.customerId === customerId && d.planName === null,
+    );
+
+    await notify('evt_notified_unpaid', created, 'unpaid'); // a duplicate: nothing new
+    await notify('evt_notified_past_due', created + 10, 'past_due');
+    await arrivedAt(
+      secret,
+      'notified',
+      'subscription.updated',
+      (d) => d.id === subscription.id && d.status === 'past_due',
+    );
+    await eventually(() =>
+      receiver.of('entitlements.updated', (d) => d.customerId === customerId && d.planName === 'Duo')
+        .length === 2
+        ? true
+        : undefined,
+    );
+    expect(
+      receiver.of('subscription.updated', (d) => d.id === subscription.id).map((r) => r.payload.data.status),
+    ).toEqual(['unpaid', 'past_due']);
   });
 
   it('sends one plan.updated when the operator edits a plan, and none for creating it', async () => {

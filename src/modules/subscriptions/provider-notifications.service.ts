@@ -17,7 +17,11 @@ import type {
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
 import { ownerOf, type SubscriptionChange, type SubscriptionEvents } from './subscription-events.js';
-import { applyNewerProviderEvent, applyProviderState } from './subscription-sync.js';
+import {
+  applyNewerProviderEvent,
+  applyNewerProviderEventReturningRows,
+  applyProviderState,
+} from './subscription-sync.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
@@ -178,7 +182,18 @@ export class ProviderNotificationsService {
     // The common case (a newer event, or a duplicate) in one statement; events of one second, and events
     // of an app whose endpoints want to hear of the change, below.
     const outcome = await applyNewerProviderEvent(this.orm.em, event, remote);
-    if (outcome !== 'same_second' && outcome !== 'record_events') return { applied: outcome === 'applied' };
+    if (outcome === 'record_events') {
+      // The same statement again, in a transaction that records the change's events with it.
+      const applied = await this.orm.em.transactional(async (em) => {
+        const result = await applyNewerProviderEventReturningRows(em, event, remote);
+        if (typeof result === 'string') return result;
+        await this.events.recordApplied(em, result.before, result.after);
+        return 'applied' as const;
+      });
+      if (applied !== 'same_second') return { applied: applied === 'applied' };
+    } else if (outcome !== 'same_second') {
+      return { applied: outcome === 'applied' };
+    }
     return this.orm.em.transactional(async (em) => {
       // The row lock first, then the id: the order the single statement takes them in, so the two paths
       // never wait for each other in a cycle.
@@ -202,12 +217,7 @@ export class ProviderNotificationsService {
       // Loaded after the lock, not with it: a joined plan would be locked too, serialising every
       // subscription of the plan behind one row.
       await em.populate(subscription, ['plan']);
-      const change = await this.events.begin(
-        em,
-        ownerOf(subscription),
-        subscription,
-        outcome === 'record_events',
-      );
+      const change = await this.events.begin(em, ownerOf(subscription), subscription);
       await applyProviderState(em, subscription, latest, event.created);
       await change.done(subscription);
       return { applied: true };

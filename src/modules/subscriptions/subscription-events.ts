@@ -5,7 +5,12 @@ import type { WebhookEventType } from '../webhooks/webhook-event-types.js';
 import type { BillingContext } from './billing-context.js';
 import { loadEntitledPlan } from './entitled-plan.js';
 import { ENTITLING_STATUSES, type Subscription } from './subscription.entity.js';
-import { presentSubscription, type SubscriptionView } from './subscription.presenter.js';
+import {
+  presentSubscription,
+  presentSubscriptionRow,
+  type SubscriptionView,
+} from './subscription.presenter.js';
+import type { SubscriptionRow } from './subscription-sync.js';
 
 const TYPES: readonly WebhookEventType[] = [
   'subscription.created',
@@ -47,30 +52,60 @@ export function ownerOf(subscription: Subscription): BillingContext {
 export class SubscriptionEvents {
   constructor(private readonly events: OutboundEvents) {}
 
-  /**
-   * Call before changing `before` (null: a subscription about to be created for `owner`). `wanted`: the
-   * caller already knows the app has endpoints (skips asking).
-   */
+  /** Call before changing `before` (null: a subscription about to be created for `owner`). */
   async begin(
     em: EntityManager,
     owner: BillingContext,
     before: Subscription | null,
-    wanted = false,
   ): Promise<SubscriptionChange> {
-    if (!wanted && !(await this.events.wants(em, owner.appId, TYPES))) return NOTHING_TO_RECORD;
+    if (!(await this.events.wants(em, owner.appId, TYPES))) return NOTHING_TO_RECORD;
     const view = before ? presentSubscription(before) : null;
     const state = before ? { status: before.status, planId: before.plan.id } : null;
     return {
       done: async (after) => {
         // The entitlement query reads the database: the change must be there first.
         await em.flush();
-        await this.#recordSubscription(em, owner.appId, view, presentSubscription(after));
-        // Only whether it entitles, and to which plan, can change what the owner is entitled to.
-        if (state && entitles(state.status) === entitles(after.status) && state.planId === after.plan.id)
-          return;
-        await this.#recordEntitlements(em, owner, after.id, state);
+        await this.#record(em, owner, view, presentSubscription(after), state, {
+          status: after.status,
+          planId: after.plan.id,
+        });
       },
     };
+  }
+
+  /** Records the events of a change already written (rows before and after, as stored), in its transaction. */
+  async recordApplied(em: EntityManager, before: SubscriptionRow, after: SubscriptionRow): Promise<void> {
+    const owner: BillingContext = after.organization_id
+      ? { appId: after.app_id, organizationId: after.organization_id }
+      : { appId: after.app_id, customerId: after.customer_id! };
+    await this.#record(
+      em,
+      owner,
+      presentSubscriptionRow(before),
+      presentSubscriptionRow(after),
+      { status: before.status, planId: before.plan_id },
+      { status: after.status, planId: after.plan_id },
+    );
+  }
+
+  async #record(
+    em: EntityManager,
+    owner: BillingContext,
+    before: SubscriptionView | null,
+    after: SubscriptionView,
+    stateBefore: { status: string; planId: string } | null,
+    stateAfter: { status: string; planId: string },
+  ): Promise<void> {
+    await this.#recordSubscription(em, owner.appId, before, after);
+    // Only whether it entitles, and to which plan, can change what the owner is entitled to.
+    if (
+      stateBefore &&
+      entitles(stateBefore.status) === entitles(stateAfter.status) &&
+      stateBefore.planId === stateAfter.planId
+    ) {
+      return;
+    }
+    await this.#recordEntitlements(em, owner, after.id, stateBefore);
   }
 
   async #recordSubscription(
