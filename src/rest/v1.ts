@@ -9,6 +9,7 @@ import { invoicesRouter } from '../modules/invoices/invoices.rest.js';
 import { organizationsRouter } from '../modules/organizations/organizations.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
+import { webhooksRouter } from '../modules/webhooks/webhooks.rest.js';
 import type { Services } from '../services.js';
 
 /**
@@ -28,6 +29,7 @@ export function v1Router(services: Services): Router {
     invoicesRouter(services.invoices),
     couponsRouter(services.coupons, services.rateLimits),
     organizationsRouter(services.organizations),
+    webhooksRouter(services.webhooks),
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');

@@ -69,6 +69,14 @@ describe('schema/openapi.yaml', () => {
         'GET /v1/organizations',
         'POST /v1/apps/{appId}/auth/switch-organization',
         'POST /v1/apps/{appId}/auth/sign-out',
+        'GET /v1/webhook-endpoints',
+        'POST /v1/webhook-endpoints',
+        'GET /v1/webhook-endpoints/{id}',
+        'PATCH /v1/webhook-endpoints/{id}',
+        'DELETE /v1/webhook-endpoints/{id}',
+        'POST /v1/webhook-endpoints/{id}/rotate-secret',
+        'GET /v1/webhook-endpoints/{id}/deliveries',
+        'POST /v1/webhook-deliveries/{id}/retry',
       ].sort(),
     );
   });

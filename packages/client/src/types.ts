@@ -30,6 +30,15 @@ export type VerifyResult = Schemas['VerifyResult'];
 export type SwitchOrganizationResult = Schemas['SwitchOrganizationResult'];
 export type SuccessResult = Schemas['SuccessResult'];
 export type ErrorEnvelope = Schemas['Error'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
+export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointRequest'];
+export type UpdateWebhookEndpointRequest = Schemas['UpdateWebhookEndpointRequest'];
+export type WebhookEventType = Schemas['WebhookEventType'];
+/** `GET /v1/webhook-endpoints` (its list schema is inline in the document). */
+export interface WebhookEndpointList {
+  readonly data: WebhookEndpoint[];
+}
 
 /** Whose billing an API key asks about: exactly one customer or one organization. */
 export type BillingContext =
@@ -42,7 +51,7 @@ export interface PostOptions {
 }
 
 /*
- * Operations of the billing-moves and outbound-webhooks parts of the API, declared here with the names
+ * Operations of the billing-moves part of the API, declared here with the names
  * and shapes those parts give them until `schema/openapi.yaml` describes them. Once it does:
  * `npm run generate -w @tollgate/client`, then replace each declaration below by
  * `Schemas['<same name>']` (the names match).
@@ -74,38 +83,4 @@ export interface SubscriptionSyncResult {
 export interface DeletedCustomer {
   readonly id: string;
   readonly deleted: true;
-}
-
-export interface WebhookEndpoint {
-  readonly id: string;
-  readonly url: string;
-  readonly events: string[];
-  readonly enabled: boolean;
-  readonly description: string | null;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
-/** The signing secret (`whsec_…`) is shown only in this answer, when an endpoint is made or rotated. */
-export interface WebhookEndpointWithSecret {
-  readonly endpoint: WebhookEndpoint;
-  readonly secret: string;
-}
-
-export interface WebhookEndpointList {
-  readonly data: WebhookEndpoint[];
-}
-
-export interface CreateWebhookEndpointRequest {
-  readonly url: string;
-  /** Event types to receive; all when left out. */
-  readonly events?: string[] | null;
-  readonly description?: string | null;
-}
-
-export interface UpdateWebhookEndpointRequest {
-  readonly url?: string;
-  readonly events?: string[] | null;
-  readonly description?: string | null;
-  readonly enabled?: boolean;
 }
