@@ -4,6 +4,7 @@ import {
   ApiKeyType,
   AppSettingsInput,
   AppType,
+  CallbackUrlCheckType,
   CreateApiKeyPayload,
   CreateAppInput,
   CreateAppPayload,
@@ -24,6 +25,18 @@ export class AppsResolver {
   async app(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<AppType | null> {
     const app = await this.appsService.getApp(ctx.principal, id);
     return app ? AppType.from(app) : null;
+  }
+
+  @Query(() => CallbackUrlCheckType, {
+    description:
+      "Whether a callback URL is allowed by the app's patterns, and by which (the login flow's matcher)",
+  })
+  async checkCallbackUrl(
+    @Arg('appId', () => ID) appId: string,
+    @Arg('url') url: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CallbackUrlCheckType> {
+    return CallbackUrlCheckType.from(await this.appsService.checkCallbackUrl(ctx.principal, appId, url));
   }
 
   @FieldResolver(() => [ApiKeyType])
