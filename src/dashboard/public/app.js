@@ -161,4 +161,7 @@ function Dashboard() {
   </div>`;
 }
 
-render(html`<${Dashboard} />`, document.getElementById('root'));
+const root = document.getElementById('root');
+// The static "Loading…" placeholder goes: render() would otherwise keep it above the dashboard.
+root.replaceChildren();
+render(html`<${Dashboard} />`, root);
