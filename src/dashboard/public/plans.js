@@ -20,18 +20,17 @@ function rowsOf(features) {
 function featuresOf(rows) {
   const features = {};
   const problems = [];
-  rows.forEach((row, index) => {
+  for (const [index, row] of rows.entries()) {
     const key = row.key.trim();
-    if (key === '') return problems.push(`feature ${index + 1}: the key is empty`);
-    if (Object.hasOwn(features, key)) return problems.push(`feature ${index + 1}: ${key} appears twice`);
-    if (row.type === 'boolean') features[key] = row.value === 'true';
-    else if (row.type === 'number') {
-      const number = Number(row.value);
-      if (row.value.trim() === '' || !Number.isFinite(number))
-        return problems.push(`feature ${index + 1}: ${key} must be a number`);
-      features[key] = number;
-    } else features[key] = row.value;
-  });
+    const number = Number(row.value);
+    if (key === '') problems.push(`feature ${index + 1}: the key is empty`);
+    else if (Object.hasOwn(features, key)) problems.push(`feature ${index + 1}: ${key} appears twice`);
+    else if (row.type === 'boolean') features[key] = row.value === 'true';
+    else if (row.type !== 'number') features[key] = row.value;
+    else if (row.value.trim() === '' || !Number.isFinite(number))
+      problems.push(`feature ${index + 1}: ${key} must be a number`);
+    else features[key] = number;
+  }
   return { features, problems };
 }
 
