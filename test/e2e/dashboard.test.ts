@@ -272,6 +272,12 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
       sessionTtlSeconds: 7200,
     });
     await shoot(page, 'app-settings');
+    // Another section and back: the form shows what was saved, not what the page first loaded.
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await visible(page.getByRole('heading', { name: 'API keys' }));
+    await page.getByRole('link', { name: 'Settings' }).click();
+    expect(await page.getByLabel('Magic-link expiry (minutes)').inputValue()).toBe('42');
+    expect(await page.getByLabel('Trial payment method').inputValue()).toBe('no_payment_method');
 
     // Emptying the verification URL clears it.
     await page.getByLabel('Custom verification URL').fill('');

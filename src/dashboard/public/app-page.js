@@ -246,7 +246,7 @@ export function AppPage({ route }) {
     ${
       tab === 'settings'
         ? html`<div class="columns">
-          <${SettingsForm} key=${loaded.data} app=${app} onSaved=${() => {}} />
+          <${SettingsForm} app=${app} onSaved=${loaded.reload} />
           <${UrlTester} appId=${app.id} />
         </div>`
         : null
