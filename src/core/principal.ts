@@ -57,6 +57,15 @@ export function requireAppPrincipal(principal: Principal): AppPrincipal {
 export const OPERATOR_KEY_ID = 'operator';
 
 /**
+ * The app an operation is asked to act on, from a transport that lets its caller name one (GraphQL's
+ * `appId` argument). An operation called without a scope (the /v1 routes, whose paths name no app) runs
+ * as the caller itself, so there the admin token stays a credential of the wrong kind (403).
+ */
+export interface AppScope {
+  readonly appId?: string | null;
+}
+
+/**
  * Who an app-level operation runs as when it may name the app (`appId`): the admin token must name it
  * and then acts with the rights of that app's API key, through the same rules; an API key or session
  * may leave it out or name its own app, and naming another app is answered as if it did not exist (404).

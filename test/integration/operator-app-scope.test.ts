@@ -177,6 +177,22 @@ describe('operations the operator runs on an app it names', () => {
     });
   });
 
+  it('leaves the /v1 routes as they were: their paths name no app, so the admin token gets 403 there', async () => {
+    for (const path of [
+      '/v1/customers',
+      '/v1/entitlements?customerId=cus_x',
+      '/v1/subscriptions/current?customerId=cus_x',
+    ]) {
+      const res = await server.http.get(path).set('authorization', `Bearer ${server.adminToken}`);
+      expect(res.status).toBe(403);
+    }
+    const paused = await server.http
+      .post('/v1/subscriptions/sub_x/pause')
+      .set('authorization', `Bearer ${server.adminToken}`)
+      .send({});
+    expect(paused.status).toBe(403);
+  });
+
   it('keeps a session to its own customer even when it names its own app', async () => {
     const a = await server.createApp();
     const billing = new BillingFixtures(server, a.appId);

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ForbiddenError, NotFoundError } from '../../core/errors.js';
-import { type Principal, scopeToApp } from '../../core/principal.js';
+import { type AppScope, type Principal, scopeToApp } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
 
 /**
@@ -12,16 +12,18 @@ export function assertOrganizationsEnabled(app: { readonly organizationsEnabled:
 }
 
 /**
- * The principal an operation that may name its app (`appId`) runs as (see `scopeToApp`): the operator
- * acts on the app it names, which must exist (else 404); an app's credential on its own app. An app's
- * credential that names nothing costs no query.
+ * The principal an operation that lets its caller name the app runs as (see `scopeToApp`): with a
+ * scope, the operator acts on the app it names, which must exist (else 404), and an app's credential on
+ * its own app; without one (a /v1 route), the caller as it is. An app's credential costs no query.
  */
 export async function actingOnApp(
   em: EntityManager,
   principal: Principal,
-  appId: unknown,
+  scope: AppScope | undefined,
 ): Promise<Principal> {
-  const named = appId === undefined || appId === null ? undefined : parseInput(idSchema, appId);
+  if (scope === undefined) return principal;
+  const named =
+    scope.appId === undefined || scope.appId === null ? undefined : parseInput(idSchema, scope.appId);
   const acting = scopeToApp(principal, named);
   if (principal.kind === 'admin' && named !== undefined) {
     const rows = await em.getConnection().execute('select 1 from app where id = ?', [named]);

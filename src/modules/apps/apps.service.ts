@@ -82,8 +82,8 @@ export class AppsService {
    * Whether the app's login and checkout flows would accept `url` as a callback, and by which of its
    * patterns (the same matcher). The operator names any app; an API key its own.
    */
-  async checkCallbackUrl(principal: Principal, appId: unknown, url: unknown): Promise<CallbackUrlCheck> {
-    const { appId: id } = requireApiKey(await actingOnApp(this.em, principal, appId));
+  async checkCallbackUrl(principal: Principal, appId: string, url: unknown): Promise<CallbackUrlCheck> {
+    const { appId: id } = requireApiKey(await actingOnApp(this.em, principal, { appId }));
     const app = await this.appOrFail(id);
     const candidate = parseInput(callbackUrlCandidateSchema, url);
     return checkCallbackUrl(candidate, parseStoredCallbackPatterns(app.allowedCallbackUrls));

@@ -20,7 +20,7 @@ export class CustomersResolver {
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<CustomerListType> {
     const query = sentArgs({ email, limit, offset });
-    const page = await this.customersService.listCustomers(ctx.principal, query, appId);
+    const page = await this.customersService.listCustomers(ctx.principal, query, { appId });
     return CustomerListType.from(page);
   }
 
@@ -30,7 +30,7 @@ export class CustomersResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<CustomerType> {
-    return CustomerType.from(await this.customersService.getCustomer(ctx.principal, id, appId));
+    return CustomerType.from(await this.customersService.getCustomer(ctx.principal, id, { appId }));
   }
 
   @Mutation(() => CustomerType)

@@ -19,7 +19,9 @@ export class EntitlementsResolver {
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<EntitlementsType> {
     const query = sentArgs({ customerId, organizationId });
-    return EntitlementsType.from(await this.entitlementsService.getEntitlements(ctx.principal, query, appId));
+    return EntitlementsType.from(
+      await this.entitlementsService.getEntitlements(ctx.principal, query, { appId }),
+    );
   }
 
   @Query(() => EntitlementCheckType, { description: 'Whether the context may use a feature, and its value' })
@@ -32,7 +34,7 @@ export class EntitlementsResolver {
   ): Promise<EntitlementCheckType> {
     const query = sentArgs({ customerId, organizationId });
     return EntitlementCheckType.from(
-      await this.entitlementsService.checkFeature(ctx.principal, feature, query, appId),
+      await this.entitlementsService.checkFeature(ctx.principal, feature, query, { appId }),
     );
   }
 }

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Principal } from '../../core/principal.js';
+import { type AppScope, type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
@@ -114,10 +114,10 @@ export class EntitlementsService {
 
   /**
    * `GET /v1/entitlements`: the session's context, or with an API key `customerId`/`organizationId`
-   * (the operator names the app, `app`).
+   * (the operator names the app, `scope`).
    */
-  async getEntitlements(principal: Principal, query: unknown, app?: unknown): Promise<Entitlements> {
-    const acting = await actingOnApp(this.orm.em, principal, app);
+  async getEntitlements(principal: Principal, query: unknown, scope?: AppScope): Promise<Entitlements> {
+    const acting = await actingOnApp(this.orm.em, principal, scope);
     // One change-feed barrier for both cached lookups of the request.
     const synced = await this.changes.synced();
     return this.resolve(await billingContextOf(this.orm, acting, query, this.#customers, synced), synced);
@@ -128,10 +128,10 @@ export class EntitlementsService {
     principal: Principal,
     feature: unknown,
     query: unknown,
-    app?: unknown,
+    scope?: AppScope,
   ): Promise<FeatureCheck> {
     const name = parseInput(featureSchema, feature);
-    const { features } = await this.getEntitlements(principal, query, app);
+    const { features } = await this.getEntitlements(principal, query, scope);
     const value = Object.hasOwn(features, name) ? features[name]! : null;
     return { feature: name, allowed: isAllowed(value), value };
   }

@@ -23,6 +23,6 @@ export class InvoicesResolver {
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<InvoiceType[]> {
     const input = sentArgs({ customerId, limit });
-    return (await this.invoicesService.listInvoices(ctx.principal, input, appId)).map(InvoiceType.from);
+    return (await this.invoicesService.listInvoices(ctx.principal, input, { appId })).map(InvoiceType.from);
   }
 }

@@ -48,7 +48,7 @@ export class OrganizationsResolver {
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<OrganizationType[]> {
     const input = sentArgs({ customerId });
-    return (await this.organizationsService.listOrganizations(ctx.principal, input, appId)).map(
+    return (await this.organizationsService.listOrganizations(ctx.principal, input, { appId })).map(
       OrganizationType.from,
     );
   }

@@ -4,6 +4,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '.
 import { newId } from '../../core/ids.js';
 import {
   type AppPrincipal,
+  type AppScope,
   type OrgRole,
   type Principal,
   requireAppPrincipal,
@@ -90,10 +91,10 @@ export class OrganizationsService {
 
   /**
    * The organizations of a customer: `customerId` with an API key (or the operator naming the app,
-   * `app`), the caller's own with a session.
+   * `scope`), the caller's own with a session.
    */
-  async listOrganizations(principal: Principal, input: unknown, app?: unknown): Promise<Organization[]> {
-    const caller = await this.#callerWithOrganizations(await actingOnApp(this.em, principal, app));
+  async listOrganizations(principal: Principal, input: unknown, scope?: AppScope): Promise<Organization[]> {
+    const caller = await this.#callerWithOrganizations(await actingOnApp(this.em, principal, scope));
     const { customerId } = parseInput(listOrganizationsSchema, input);
     let of: string;
     if (caller.kind === 'apiKey') {

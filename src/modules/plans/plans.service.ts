@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
+import { type AppScope, type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
 import { actingOnApp } from '../apps/app-rules.js';
@@ -50,8 +50,8 @@ export class PlansService {
   }
 
   /** The plans of the caller's app (an API key or session), or of `appId` for the operator. */
-  async listPlans(principal: Principal, appId?: unknown): Promise<Plan[]> {
-    const { appId: app } = requireAppPrincipal(await actingOnApp(this.orm.em, principal, appId));
+  async listPlans(principal: Principal, scope: AppScope = {}): Promise<Plan[]> {
+    const { appId: app } = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     return this.orm.em.find(Plan, { app }, { orderBy: { createdAt: 'asc', slug: 'asc' } });
   }
 }

@@ -21,7 +21,7 @@ export class SubscriptionLifecycleResolver {
   ): Promise<SubscriptionType> {
     const input = sentArgs({ atPeriodEnd });
     return SubscriptionType.from(
-      await this.subscriptionLifecycleService.cancelSubscription(ctx.principal, id, input, appId),
+      await this.subscriptionLifecycleService.cancelSubscription(ctx.principal, id, input, { appId }),
     );
   }
 
@@ -34,7 +34,7 @@ export class SubscriptionLifecycleResolver {
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType> {
     return SubscriptionType.from(
-      await this.subscriptionLifecycleService.pauseSubscription(ctx.principal, id, {}, appId),
+      await this.subscriptionLifecycleService.pauseSubscription(ctx.principal, id, {}, { appId }),
     );
   }
 
@@ -47,7 +47,7 @@ export class SubscriptionLifecycleResolver {
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType> {
     return SubscriptionType.from(
-      await this.subscriptionLifecycleService.resumeSubscription(ctx.principal, id, {}, appId),
+      await this.subscriptionLifecycleService.resumeSubscription(ctx.principal, id, {}, { appId }),
     );
   }
 }

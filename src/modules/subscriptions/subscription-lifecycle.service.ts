@@ -2,7 +2,12 @@ import { type EntityManager, LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../core/errors.js';
-import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
+import {
+  type AppPrincipal,
+  type AppScope,
+  type Principal,
+  requireAppPrincipal,
+} from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import { OrganizationMember } from '../organizations/organization.entity.js';
@@ -24,7 +29,7 @@ import { type LifecycleAction, transitionProblem } from './subscription-transiti
  * Who may act: an API key of the subscription's app; a customer session for its own subscription, or for
  * an organization's subscription when it is the organization's owner or admin (a plain member → 403).
  * Any other subscription, another app's included, is reported as absent (404). The operator acts as the
- * API key of the app it names (`app`).
+ * API key of the app it names (`scope`).
  */
 export class SubscriptionLifecycleService {
   constructor(
@@ -38,9 +43,9 @@ export class SubscriptionLifecycleService {
     principal: Principal,
     id: unknown,
     input: unknown,
-    app?: unknown,
+    scope?: AppScope,
   ): Promise<Subscription> {
-    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, app));
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     const { atPeriodEnd } = parseInput(cancelSubscriptionSchema, input ?? {});
     return this.#change(caller, id, atPeriodEnd ? 'cancel_at_period_end' : 'cancel');
   }
@@ -50,9 +55,9 @@ export class SubscriptionLifecycleService {
     principal: Principal,
     id: unknown,
     input: unknown,
-    app?: unknown,
+    scope?: AppScope,
   ): Promise<Subscription> {
-    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, app));
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     parseInput(noOptionsSchema, input ?? {});
     return this.#change(caller, id, 'pause');
   }
@@ -62,9 +67,9 @@ export class SubscriptionLifecycleService {
     principal: Principal,
     id: unknown,
     input: unknown,
-    app?: unknown,
+    scope?: AppScope,
   ): Promise<Subscription> {
-    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, app));
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     parseInput(noOptionsSchema, input ?? {});
     return this.#change(caller, id, 'resume');
   }

@@ -21,7 +21,9 @@ export class SubscriptionsResolver {
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType | null> {
     const query = sentArgs({ customerId, organizationId });
-    const subscription = await this.subscriptionsService.findCurrentSubscription(ctx.principal, query, appId);
+    const subscription = await this.subscriptionsService.findCurrentSubscription(ctx.principal, query, {
+      appId,
+    });
     return subscription ? SubscriptionType.from(subscription) : null;
   }
 }

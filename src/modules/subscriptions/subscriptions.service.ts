@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../core/errors.js';
-import { type Principal } from '../../core/principal.js';
+import { type AppScope, type Principal } from '../../core/principal.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import { billingContextOf } from './billing-context.js';
 import { ENTITLING_STATUSES, Subscription } from './subscription.entity.js';
@@ -21,14 +21,14 @@ export class SubscriptionsService {
 
   /**
    * As `getCurrentSubscription`, with null when the context has no entitling subscription; the operator
-   * names the app (`app`).
+   * names the app (`scope`).
    */
   async findCurrentSubscription(
     principal: Principal,
     query: unknown,
-    app?: unknown,
+    scope?: AppScope,
   ): Promise<Subscription | null> {
-    const acting = await actingOnApp(this.orm.em, principal, app);
+    const acting = await actingOnApp(this.orm.em, principal, scope);
     const context = await billingContextOf(this.orm, acting, query);
     const owner =
       context.organizationId !== undefined
