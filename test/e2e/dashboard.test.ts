@@ -206,6 +206,19 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
+  it('signs out with a reason when the stored token is refused, and says so for an unknown customer', async () => {
+    const { appId } = await server.createApp();
+    const { page, context } = await open();
+    await signIn(page, `#/apps/${appId}/customers/cus_missing`);
+    await hasText(page.getByRole('alert'), 'Customer cus_missing not found');
+    // The operator's token changed (e.g. a restart with a new ADMIN_TOKEN): the next request signs out.
+    await context.addInitScript(() => sessionStorage.setItem('tollgate.dashboard.token', 'tg_admin_stale'));
+    await page.reload();
+    await hasText(page.getByRole('status'), 'The admin token was refused: sign in again.');
+    await visible(page.getByLabel('Admin token'));
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
   it('creates an app and shows its first API key once, and never again', async () => {
     const { page } = await open();
     await signIn(page);
