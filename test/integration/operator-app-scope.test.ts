@@ -209,6 +209,33 @@ describe('operations the operator runs on an app it names', () => {
   });
 });
 
+describe('app', () => {
+  const APP = 'query($id: ID) { app(id: $id) { id settings { magicLinkExpiryMinutes } } }';
+
+  it("lets an API key read its own app (not its keys), answers null for another app's id", async () => {
+    const a = await server.createApp({ magicLinkExpiryMinutes: 33 });
+    const b = await server.createApp();
+    const own = { data: { app: { id: a.appId, settings: { magicLinkExpiryMinutes: 33 } } } };
+    expect((await server.graphql(APP, {}, a.apiKey)).body).toEqual(own);
+    expect((await server.graphql(APP, { id: a.appId }, a.apiKey)).body).toEqual(own);
+    expect((await server.graphql(APP, { id: b.appId }, a.apiKey)).body).toEqual({ data: { app: null } });
+    const keys = await server.graphql('{ app { id apiKeys { id } } }', {}, a.apiKey);
+    expect(errorOf(keys)).toEqual({ message: 'This operation needs the admin token', code: 'FORBIDDEN' });
+  });
+
+  it('needs the id with the admin token, and refuses a session', async () => {
+    const a = await server.createApp();
+    const res = await server.graphql(APP, {}, server.adminToken);
+    expect(errorOf(res)).toEqual({ message: 'id: is required for the admin token', code: 'BAD_USER_INPUT' });
+    expect((await server.graphql(APP, { id: 'app_missing' }, server.adminToken)).body).toEqual({
+      data: { app: null },
+    });
+    const billing = new BillingFixtures(server, a.appId);
+    const token = await billing.session((await billing.customer({ linked: false })).id);
+    expect(errorOf(await server.graphql(APP, { id: a.appId }, token)).code).toBe('FORBIDDEN');
+  });
+});
+
 describe('checkCallbackUrl', () => {
   it("says whether a URL is allowed and by which of the app's patterns", async () => {
     const { appId, apiKey } = await server.createApp({

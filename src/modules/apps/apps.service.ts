@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { NotFoundError } from '../../core/errors.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type Principal, requireAdmin, requireApiKey } from '../../core/principal.js';
 import { API_KEY_PREFIX, displayPrefix, hashSecret, randomSecret } from '../../core/tokens.js';
@@ -50,8 +50,18 @@ export class AppsService {
     return this.em.find(App, {}, { orderBy: { createdAt: 'desc', id: 'asc' } });
   }
 
-  async getApp(principal: Principal, appId: string): Promise<App | null> {
+  /**
+   * An app, or null when there is none with that id. The operator names any app; an API key may leave
+   * the id out or name its own app (another app's is answered as absent, null).
+   */
+  async getApp(principal: Principal, appId: string | null | undefined): Promise<App | null> {
+    if (principal.kind === 'apiKey') {
+      if (appId !== undefined && appId !== null && appId !== principal.appId) return null;
+      return this.em.findOne(App, { id: principal.appId });
+    }
     requireAdmin(principal);
+    if (appId === undefined || appId === null)
+      throw ValidationError.forField('id', 'is required for the admin token');
     return this.em.findOne(App, { id: parseInput(idSchema, appId) });
   }
 
