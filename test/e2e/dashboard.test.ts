@@ -4,7 +4,7 @@ import { type Browser, type BrowserContext, chromium, type Locator, type Page } 
 import { eventually } from '../helpers/eventually.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createPaidPlan, payOnHostedPage, stripeFor } from '../helpers/stripe-fixtures.js';
+import { createPaidPlan, payOnHostedPage, sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
 
 /**
  * The dashboard in a real browser (Debian's Chromium): an operator signs in with the admin token and
@@ -48,7 +48,8 @@ async function hasText(locator: Locator, expected: string | RegExp, exact = true
   let last = '';
   await eventually(
     async () => {
-      last = ((await locator.count()) === 1 ? await locator.innerText() : '').replace(/\s+/g, ' ').trim();
+      const count = await locator.count();
+      last = count === 1 ? (await locator.innerText()).replace(/\s+/g, ' ').trim() : `(${count} elements)`;
       return matches(last, expected, exact) || undefined;
     },
     { timeoutMs: STEP_TIMEOUT_MS, what: `text ${String(expected)} (last seen: ${JSON.stringify(last)})` },
@@ -187,11 +188,15 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     await page.getByLabel('Admin token').fill('tg_admin_wrong');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await visible(page.getByText('That admin token is not valid.'));
-    // An API key is a valid credential, but not the operator's.
-    const { apiKey } = await server.createApp();
-    await page.getByLabel('Admin token').fill(apiKey);
+    await page.getByLabel('Admin token').fill('tg_sk_unknown');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await visible(page.getByText(/This credential is not the admin token/));
+    await visible(page.getByText('That API key is not valid.'));
+    // A customer session token is a valid credential, but not one for the dashboard.
+    const { appId, apiKey } = await server.createApp();
+    const customerId = await createCustomer(apiKey, `session-${Date.now()}@example.com`);
+    await page.getByLabel('Admin token').fill(await sessionTokenFor(server, appId, customerId));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await visible(page.getByText(/This credential cannot open the dashboard/));
 
     await page.getByLabel('Admin token').fill(server.adminToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -542,6 +547,57 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
       .set('authorization', `Bearer ${apiKey}`);
     expect(resumed.status).toBe(200);
     expect(resumed.body).toMatchObject({ id: subscription.id, status: 'active' });
+  });
+
+  it("opens the same pages limited to its app when signed in with the app's API key", async () => {
+    const { appId, apiKey } = await server.createApp({
+      magicLinkExpiryMinutes: 21,
+      allowedCallbackUrls: 'https://app.example.com/auth/*',
+    });
+    const other = await server.createApp();
+    const email = `keyview-${Date.now()}@example.com`;
+    await createCustomer(apiKey, email);
+    await server.graphql(
+      'mutation($appId: ID!) { upsertPlan(appId: $appId, input: { id: "free", name: "Free", isDefault: true }) { id } }',
+      { appId },
+      server.adminToken,
+    );
+    const { page } = await open();
+    await page.goto(`${server.url}/dashboard`);
+    await page.getByLabel('Admin token').fill(apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await visible(page.getByRole('heading', { name: 'Settings' }));
+    expect(page.url()).toBe(`${server.url}/dashboard#/apps/${appId}`);
+    await visible(page.getByText('Signed in with an API key: its app only'));
+    // Settings are shown, not changed; keys are the operator's.
+    const settings = page.getByRole('region', { name: 'Settings' });
+    await containsText(settings, 'Magic-link expiry (minutes) 21');
+    await hasCount(page.getByRole('button', { name: 'Save settings' }), 0);
+    await hasCount(page.getByRole('navigation', { name: 'App sections' }).getByRole('link'), 3);
+    await hasCount(page.getByRole('link', { name: 'API keys' }), 0);
+    await page.getByLabel('URL to test').fill('https://app.example.com/auth/cb');
+    await page.getByRole('button', { name: 'Test', exact: true }).click();
+    await hasText(page.locator('.verdict'), 'Allowed by the pattern https://app.example.com/auth/*.');
+    await shoot(page, 'api-key-view');
+
+    await page.getByRole('link', { name: 'Plans' }).click();
+    await containsText(page.getByRole('table', { name: 'Plans' }), 'Free');
+    await hasCount(page.getByRole('button', { name: 'New plan' }), 0);
+    await hasCount(page.getByRole('button', { name: 'Edit plan free' }), 0);
+
+    await page.getByRole('link', { name: 'Customers' }).click();
+    await page.getByRole('searchbox', { name: 'E-mail contains' }).fill('keyview-');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: email }).click();
+    await visible(page.getByRole('heading', { name: email }));
+    await containsText(page.getByRole('region', { name: 'Entitlements' }), 'Plan: Free');
+
+    // Only its own app: the home leads back to it, another app's page is not found.
+    await page.goto(`${server.url}/dashboard#/apps/${other.appId}`);
+    await visible(page.getByRole('heading', { name: 'App not found' }));
+    await page.goto(`${server.url}/dashboard#/`);
+    await visible(page.getByRole('heading', { name: 'Settings' }));
+    expect(page.url()).toBe(`${server.url}/dashboard#/apps/${appId}`);
   });
 
   it('fits a phone-sized screen without sideways scrolling', async () => {

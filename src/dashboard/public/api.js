@@ -17,6 +17,14 @@ export const credential = {
   },
 };
 
+/**
+ * An app's API key opens the same pages limited to its app (what the API lets a key do); anything else
+ * is tried as the admin token.
+ */
+export function isApiKey(token) {
+  return typeof token === 'string' && token.startsWith('tg_sk_');
+}
+
 export class ApiError extends Error {
   constructor(message, code, fields = []) {
     super(message);

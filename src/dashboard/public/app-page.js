@@ -3,6 +3,7 @@ import { ApiError, freshKeys, request } from './api.js';
 import { CustomerPage, CustomersTab } from './customers.js';
 import {
   DashboardApp,
+  DashboardAppView,
   DashboardCheckCallbackUrl,
   DashboardCreateApiKey,
   DashboardRevokeApiKey,
@@ -219,9 +220,43 @@ function KeysTab({ app, reload }) {
   </section>`;
 }
 
-export function AppPage({ route }) {
+const SETTING_LABELS = [
+  ['autoCreateCustomer', 'Auto-create customers'],
+  ['magicLinkExpiryMinutes', 'Magic-link expiry (minutes)'],
+  ['allowedCallbackUrls', 'Allowed callback URLs'],
+  ['customVerificationUrl', 'Custom verification URL'],
+  ['trialPaymentMethod', 'Trial payment method'],
+  ['organizationsEnabled', 'Organizations enabled'],
+  ['sessionTtlSeconds', 'Session lifetime (seconds)'],
+];
+
+function settingText(value) {
+  if (value === true) return 'yes';
+  if (value === false) return 'no';
+  if (value === null || value === '') return 'none';
+  return String(value);
+}
+
+/** With an API key the settings are shown, not changed: changing them is the operator's. */
+function SettingsView({ app }) {
+  return html`<section class="card" aria-labelledby="settings-title">
+    <h2 id="settings-title">Settings</h2>
+    <dl class="pairs">
+      ${SETTING_LABELS.map(
+        ([field, label]) => html`<dt key=${`t-${field}`}>${label}</dt>
+          <dd key=${`d-${field}`} class="preserve">${settingText(app.settings[field])}</dd>`,
+      )}
+    </dl>
+    <p class="muted">Only the admin token can change them.</p>
+  </section>`;
+}
+
+export function AppPage({ route, keyMode }) {
   const { appId } = route;
-  const loaded = useLoad(() => request(DashboardApp, { id: appId }), [appId]);
+  const loaded = useLoad(
+    () => request(keyMode ? DashboardAppView : DashboardApp, { id: appId }),
+    [appId, keyMode],
+  );
   const [fresh, setFresh] = useState(() => freshKeys.get(appId));
   // Shown once: gone from memory as soon as it is on screen.
   if (fresh !== undefined) freshKeys.delete(appId);
@@ -229,16 +264,18 @@ export function AppPage({ route }) {
   if (!loaded.data) return html`<main><${Loading} what="Loading the app" /></main>`;
   const app = loaded.data.app;
   if (!app)
-    return html`<main><h1>App not found</h1><p class="empty">No app has the id <code>${appId}</code>. <a href="#/">Back to the apps</a></p></main>`;
+    return html`<main><h1>App not found</h1><p class="empty">No app has the id <code>${appId}</code>. <a href="#/">Back</a></p></main>`;
   const base = `#/apps/${encodeURIComponent(app.id)}`;
   const tab = route.page === 'customer' ? 'customers' : route.tab;
+  // An API key manages neither keys nor plans; those stay the operator's.
+  const tabs = keyMode ? TABS.filter(([id]) => id !== 'keys') : TABS;
   return html`<main>
-    <p class="crumbs"><a href="#/">Apps</a> / <span>${app.name}</span></p>
+    ${keyMode ? null : html`<p class="crumbs"><a href="#/">Apps</a> / <span>${app.name}</span></p>`}
     <h1>${app.name}</h1>
     <p class="muted">App ID <code>${app.id}</code> · created ${formatDate(app.createdAt)}</p>
     ${fresh ? html`<${SecretOnce} label="First API key" secret=${fresh} onDismiss=${() => setFresh(undefined)} />` : null}
     <nav class="tabs" aria-label="App sections">
-      ${TABS.map(
+      ${tabs.map(
         ([id, label]) =>
           html`<a href=${`${base}/${id}`} aria-current=${tab === id ? 'page' : undefined}>${label}</a>`,
       )}
@@ -246,19 +283,19 @@ export function AppPage({ route }) {
     ${
       tab === 'settings'
         ? html`<div class="columns">
-          <${SettingsForm} app=${app} onSaved=${loaded.reload} />
+          ${keyMode ? html`<${SettingsView} app=${app} />` : html`<${SettingsForm} app=${app} onSaved=${loaded.reload} />`}
           <${UrlTester} appId=${app.id} />
         </div>`
         : null
     }
-    ${tab === 'keys' ? html`<${KeysTab} app=${app} reload=${loaded.reload} />` : null}
-    ${tab === 'plans' ? html`<${PlansTab} appId=${app.id} />` : null}
+    ${tab === 'keys' && !keyMode ? html`<${KeysTab} app=${app} reload=${loaded.reload} />` : null}
+    ${tab === 'plans' ? html`<${PlansTab} appId=${app.id} readOnly=${keyMode} />` : null}
     ${
       tab === 'customers' && route.page === 'customer'
         ? html`<${CustomerPage} key=${route.customerId} appId=${app.id} customerId=${route.customerId} />`
         : null
     }
     ${tab === 'customers' && route.page !== 'customer' ? html`<${CustomersTab} appId=${app.id} />` : null}
-    ${!TABS.some(([id]) => id === tab) ? html`<p class="empty">No such section. <a href=${base}>Back to the app</a></p>` : null}
+    ${!tabs.some(([id]) => id === tab) ? html`<p class="empty">No such section. <a href=${base}>Back to the app</a></p>` : null}
   </main>`;
 }

@@ -1,9 +1,9 @@
 // The dashboard's entry: sign-in, the hash router (ids only in the fragment, never the credential) and
 // the list of apps. Each app's pages live in app-page.js, plans.js and customers.js.
 
-import { ApiError, credential, freshKeys, onCredentialRejected, request } from './api.js';
+import { ApiError, credential, freshKeys, isApiKey, onCredentialRejected, request } from './api.js';
 import { AppPage } from './app-page.js';
-import { DashboardApps, DashboardCreateApp } from './operations.js';
+import { DashboardApps, DashboardCreateApp, DashboardKeyApp } from './operations.js';
 import { ErrorMessage, Field, formatDate, html, Loading, useLoad } from './ui.js';
 import { useEffect, useState } from './vendor/hooks.js';
 import { render } from './vendor/preact.js';
@@ -36,15 +36,22 @@ function SignIn({ onSignedIn, reason }) {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
+    const candidate = token.trim();
     try {
-      await request(DashboardApps, {}, token.trim());
-      credential.set(token.trim());
+      if (isApiKey(candidate)) {
+        const { app } = await request(DashboardKeyApp, {}, candidate);
+        location.hash = `#/apps/${encodeURIComponent(app.id)}`;
+      } else {
+        await request(DashboardApps, {}, candidate);
+      }
+      credential.set(candidate);
       onSignedIn();
     } catch (e) {
-      if (e instanceof ApiError && e.code === 'UNAUTHENTICATED') setError('That admin token is not valid.');
+      if (e instanceof ApiError && e.code === 'UNAUTHENTICATED')
+        setError(isApiKey(candidate) ? 'That API key is not valid.' : 'That admin token is not valid.');
       else if (e instanceof ApiError && e.code === 'FORBIDDEN')
         setError(
-          'This credential is not the admin token: API keys and session tokens cannot open the dashboard.',
+          'This credential cannot open the dashboard: use the admin token, or an API key for its app.',
         );
       else setError(e.message);
     } finally {
@@ -55,7 +62,8 @@ function SignIn({ onSignedIn, reason }) {
     <h1>Tollgate dashboard</h1>
     ${reason ? html`<p class="notice" role="status">${reason}</p>` : null}
     <form onSubmit=${submit} novalidate>
-      <${Field} label="Admin token" error=${error} hint="The ADMIN_TOKEN this Tollgate was started with. It stays in this tab only.">
+      <${Field} label="Admin token" error=${error}
+        hint="The ADMIN_TOKEN this Tollgate was started with, or an app's API key (tg_sk_…) for that app's pages. It stays in this tab only.">
         ${(props) => html`<input ...${props} type="password" autocomplete="off" spellcheck="false" required
           value=${token} onInput=${(e) => setToken(e.currentTarget.value)} />`}
       <//>
@@ -131,6 +139,16 @@ function AppsPage() {
   </main>`;
 }
 
+/** Signed in with an API key, the dashboard is that key's app: its home is the app's page. */
+function KeyHome() {
+  const own = useLoad(() => request(DashboardKeyApp), []);
+  useEffect(() => {
+    if (own.data?.app) location.replace(`#/apps/${encodeURIComponent(own.data.app.id)}`);
+  }, [own.data]);
+  if (own.error) return html`<main><${ErrorMessage} error=${own.error} /></main>`;
+  return html`<main><${Loading} what="Loading the app" /></main>`;
+}
+
 function Dashboard() {
   const [signedIn, setSignedIn] = useState(() => credential.get() !== null);
   const [reason, setReason] = useState(undefined);
@@ -138,26 +156,38 @@ function Dashboard() {
   useEffect(
     () =>
       onCredentialRejected(() => {
+        const what = isApiKey(credential.get()) ? 'The API key' : 'The admin token';
         credential.clear();
-        setReason('The admin token was refused: sign in again.');
+        setReason(`${what} was refused: sign in again.`);
         setSignedIn(false);
       }),
     [],
   );
   if (!signedIn) return html`<${SignIn} reason=${reason} onSignedIn=${() => setSignedIn(true)} />`;
+  const keyMode = isApiKey(credential.get());
   const signOut = () => {
     credential.clear();
     freshKeys.clear();
     setReason(undefined);
     setSignedIn(false);
   };
+  let content;
+  if (route.page !== 'apps')
+    content = html`<${AppPage} key=${route.appId} route=${route} keyMode=${keyMode} />`;
+  else content = keyMode ? html`<${KeyHome} />` : html`<${AppsPage} />`;
   return html`<div class="shell">
     <header>
       <a class="brand" href="#/">Tollgate</a>
-      <nav aria-label="Main"><a href="#/" aria-current=${route.page === 'apps' ? 'page' : undefined}>Apps</a></nav>
+      <nav aria-label="Main">
+        ${
+          keyMode
+            ? html`<span>Signed in with an API key: its app only</span>`
+            : html`<a href="#/" aria-current=${route.page === 'apps' ? 'page' : undefined}>Apps</a>`
+        }
+      </nav>
       <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
     </header>
-    ${route.page === 'apps' ? html`<${AppsPage} />` : html`<${AppPage} key=${route.appId} route=${route} />`}
+    ${content}
   </div>`;
 }
 

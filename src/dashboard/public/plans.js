@@ -141,7 +141,7 @@ function PlanForm({ appId, plan, onDone, onCancel }) {
   </form>`;
 }
 
-export function PlansTab({ appId }) {
+export function PlansTab({ appId, readOnly }) {
   const plans = useLoad(() => request(DashboardPlans, { appId }), [appId]);
   const [editing, setEditing] = useState(null);
   const [saved, setSaved] = useState(undefined);
@@ -154,7 +154,7 @@ export function PlansTab({ appId }) {
     <div class="title-row">
       <h2 id="plans-title">Plans</h2>
       ${
-        editing === null
+        editing === null && !readOnly
           ? html`<button type="button" onClick=${() => {
               setSaved(undefined);
               setEditing('new');
@@ -190,11 +190,15 @@ export function PlansTab({ appId }) {
                     : html`<ul class="plain">${Object.entries(plan.features).map(([k, v]) => html`<li key=${k}><code>${k}</code>: ${formatValue(v)}</li>`)}</ul>`
                 }</td>
                 <td>${plan.isDefault ? 'default' : ''}</td>
-                <td><button type="button" class="secondary" aria-label=${`Edit plan ${plan.id}`}
+                <td>${
+                  readOnly
+                    ? null
+                    : html`<button type="button" class="secondary" aria-label=${`Edit plan ${plan.id}`}
                   onClick=${() => {
                     setSaved(undefined);
                     setEditing(plan);
-                  }}>Edit</button></td>
+                  }}>Edit</button>`
+                }</td>
               </tr>`,
             )}
           </tbody>
