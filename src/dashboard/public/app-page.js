@@ -116,8 +116,7 @@ function SettingsForm({ app, onSaved }) {
     <//>
     <${Field} label="Trial payment method" error=${errors.trialPaymentMethod}>
       ${(p) => html`<select ...${p} value=${form.trialPaymentMethod} onChange=${text('trialPaymentMethod')}>
-        <option value="require_payment_method">Require a payment method</option>
-        <option value="no_payment_method">No payment method</option>
+        ${Object.entries(TRIAL_PAYMENT_METHODS).map(([value, label]) => html`<option value=${value}>${label}</option>`)}
       </select>`}
     <//>
     <${Checkbox} label="Organizations enabled" checked=${form.organizationsEnabled}
@@ -230,7 +229,13 @@ const SETTING_LABELS = [
   ['sessionTtlSeconds', 'Session lifetime (seconds)'],
 ];
 
+const TRIAL_PAYMENT_METHODS = {
+  require_payment_method: 'Require a payment method',
+  no_payment_method: 'No payment method',
+};
+
 function settingText(value) {
+  if (Object.hasOwn(TRIAL_PAYMENT_METHODS, value)) return TRIAL_PAYMENT_METHODS[value];
   if (value === true) return 'yes';
   if (value === false) return 'no';
   if (value === null || value === '') return 'none';
