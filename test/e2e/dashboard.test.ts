@@ -450,7 +450,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     expect((await plans()).map((p: { id: string }) => p.id)).toEqual(['pro']);
   });
 
-  it('finds a customer by e-mail fragment and pauses and resumes their subscription', async () => {
+  it('finds a customer by e-mail fragment, pauses, resumes and cancels their subscription', async () => {
     const { appId, apiKey } = await server.createApp();
     const tag = `frag${Date.now().toString(36)}`;
     await createPaidPlan(server, appId, { id: 'team', name: 'Team', features: { seats: 5 } });
@@ -547,6 +547,15 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
       .set('authorization', `Bearer ${apiKey}`);
     expect(resumed.status).toBe(200);
     expect(resumed.body).toMatchObject({ id: subscription.id, status: 'active' });
+
+    await page.getByRole('button', { name: `Cancel subscription ${subscription.id}` }).click();
+    await containsText(page.getByRole('dialog'), 'This cannot be undone.');
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel subscription now' }).click();
+    await hasText(status, 'canceled');
+    await containsText(entitlements, 'Plan: none');
+    await hasCount(page.getByRole('button', { name: `Resume subscription ${subscription.id}` }), 0);
+    const canceled = await stripe.subscriptions.retrieve(remote!.id);
+    expect(canceled.status).toBe('canceled');
   });
 
   it("opens the same pages limited to its app when signed in with the app's API key", async () => {
