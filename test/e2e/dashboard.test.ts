@@ -5,6 +5,7 @@ import { eventually } from '../helpers/eventually.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createPaidPlan, payOnHostedPage, sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
+import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * The dashboard in a real browser (Debian's Chromium): an operator signs in with the admin token and
@@ -582,7 +583,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     const settings = page.getByRole('region', { name: 'Settings' });
     await containsText(settings, 'Magic-link expiry (minutes) 21');
     await hasCount(page.getByRole('button', { name: 'Save settings' }), 0);
-    await hasCount(page.getByRole('navigation', { name: 'App sections' }).getByRole('link'), 3);
+    await hasCount(page.getByRole('navigation', { name: 'App sections' }).getByRole('link'), 4);
     await hasCount(page.getByRole('link', { name: 'API keys' }), 0);
     await page.getByLabel('URL to test').fill('https://app.example.com/auth/cb');
     await page.getByRole('button', { name: 'Test', exact: true }).click();
@@ -625,5 +626,105 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     await page.goto(`${server.url}/dashboard#/apps/${appId}/settings`);
     await visible(page.getByRole('button', { name: 'Save settings' }));
     await shoot(page, 'phone-settings');
+  });
+});
+
+describeRequiring(chromiumRequirement(CHROMIUM), 'the dashboard webhook pages in a browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    // One retry a second after the first attempt, so a failing delivery is marked failed within seconds.
+    server = await startTestServer({ env: { WEBHOOK_RETRY_SCHEDULE: '1' } });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('adds an endpoint (secret shown once), shows a failed delivery and retries it', async () => {
+    const { appId, apiKey } = await server.createApp();
+    let healthy = false;
+    receiver.status = (r) => (r.path === '/dashboard-hook' && !healthy ? 500 : 200);
+    const context = await browser.newContext({ viewport: DESKTOP });
+    context.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const page = await context.newPage();
+    const foreign: string[] = [];
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        problems.push(`console: ${message.text()}`);
+    });
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${server.url}/`)) return route.continue();
+      foreign.push(url);
+      return route.abort();
+    });
+    await page.goto(`${server.url}/dashboard#/apps/${appId}/webhooks`);
+    await page.getByLabel('Admin token').fill(server.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await visible(page.getByText('No webhook endpoints.'));
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}/dashboard-hook`);
+    await page.getByLabel('Event types').fill('customer.created');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+
+    const created = await server.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ email: `hook-${Date.now()}@example.com` });
+    expect(created.status).toBe(201);
+    const mine = () => receiver.received.filter((r) => r.path === '/dashboard-hook');
+    await eventually(() => (mine().length >= 2 ? true : undefined), {
+      what: 'two failed attempts',
+      timeoutMs: 20_000,
+    });
+
+    const refresh = page.getByRole('button', {
+      name: `Refresh deliveries to ${receiver.url}/dashboard-hook`,
+    });
+    const status = page.locator('[data-delivery]');
+    await eventually(
+      async () => {
+        await refresh.click();
+        return (await status.count()) === 1 && (await status.innerText()) === 'failed' ? true : undefined;
+      },
+      { what: 'the delivery to be shown as failed', timeoutMs: 20_000, intervalMs: 250 },
+    );
+    await containsText(
+      page.getByRole('region', { name: `Deliveries to ${receiver.url}/dashboard-hook` }),
+      '500',
+    );
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'app-webhooks.png'), fullPage: true });
+
+    healthy = true;
+    const deliveryId = await status.getAttribute('data-delivery');
+    await page.getByRole('button', { name: `Retry delivery ${deliveryId}` }).click();
+    await eventually(
+      async () => {
+        await refresh.click();
+        return (await status.innerText()) === 'succeeded' ? true : undefined;
+      },
+      { what: 'the retried delivery to succeed', timeoutMs: 20_000, intervalMs: 250 },
+    );
+    const attempts = mine();
+    expect(attempts.length).toBe(3);
+    expect(new Set(attempts.map((a) => a.headers['webhook-id'])).size).toBe(1);
+    // The secret the page showed once is the one the deliveries are signed with.
+    for (const attempt of attempts) expect(verify(secret, attempt)).toEqual(attempts[0]!.payload);
+    await page.reload();
+    await visible(page.getByRole('heading', { name: 'Webhook endpoints' }));
+    await hasCount(page.getByRole('textbox', { name: 'Signing secret' }), 0);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
   });
 });

@@ -23,12 +23,14 @@ import {
   useLoad,
 } from './ui.js';
 import { useState } from './vendor/hooks.js';
+import { WebhooksTab } from './webhooks.js';
 
 const TABS = [
   ['settings', 'Settings'],
   ['keys', 'API keys'],
   ['plans', 'Plans'],
   ['customers', 'Customers'],
+  ['webhooks', 'Webhooks'],
 ];
 
 function formFromSettings(settings) {
@@ -301,6 +303,7 @@ export function AppPage({ route, keyMode }) {
         : null
     }
     ${tab === 'customers' && route.page !== 'customer' ? html`<${CustomersTab} appId=${app.id} />` : null}
+    ${tab === 'webhooks' ? html`<${WebhooksTab} appId=${app.id} />` : null}
     ${!tabs.some(([id]) => id === tab) ? html`<p class="empty">No such section. <a href=${base}>Back to the app</a></p>` : null}
   </main>`;
 }
