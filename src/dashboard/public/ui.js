@@ -98,7 +98,12 @@ export function ConfirmButton({ label, accessibleLabel, question, confirmLabel, 
 }
 
 /** A secret shown exactly once, with a copy button and the warning that says so. */
-export function SecretOnce({ label, secret, onDismiss }) {
+export function SecretOnce({
+  label,
+  secret,
+  onDismiss,
+  warning = 'Copy this key now: Tollgate keeps only its hash and cannot show it again.',
+}) {
   const id = useId();
   const [copied, setCopied] = useState(false);
   const copy = async () => {
@@ -111,7 +116,7 @@ export function SecretOnce({ label, secret, onDismiss }) {
   };
   return html`<section class="secret" aria-labelledby=${`${id}-title`}>
     <h3 id=${`${id}-title`}>${label}</h3>
-    <p class="warning"><strong>Shown once.</strong> Copy this key now: Tollgate keeps only its hash and cannot show it again.</p>
+    <p class="warning"><strong>Shown once.</strong> ${warning}</p>
     <div class="secret-row">
       <label class="visually-hidden" for=${id}>${label}</label>
       <input id=${id} type="text" readonly value=${secret} onFocus=${(e) => e.currentTarget.select()} />

@@ -113,7 +113,12 @@ export function WebhooksTab({ appId }) {
       <h2 id="webhooks-title">Webhook endpoints</h2>
       ${adding ? null : html`<button type="button" onClick=${() => setAdding(true)}>Add endpoint</button>`}
     </div>
-    ${secret ? html`<${SecretOnce} label="Signing secret" secret=${secret} onDismiss=${() => setSecret(undefined)} />` : null}
+    ${
+      secret
+        ? html`<${SecretOnce} label="Signing secret" secret=${secret}
+      warning="Copy this secret now, for your receiver to verify signatures: it is not shown again (rotate it to get a new one)." onDismiss=${() => setSecret(undefined)} />`
+        : null
+    }
     ${
       adding
         ? html`<${AddEndpoint} appId=${appId} onCancel=${() => setAdding(false)}
