@@ -5,12 +5,13 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildDashboard } from './build-dashboard.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * What the build compiles: the CLI's code and the `@tollgate/client` package. Directories count too:
- * deleting a file changes only its directory.
+ * What the build makes things from: the CLI's code, the dashboard's browser files and the
+ * `@tollgate/client` package. Directories count too: deleting a file changes only its directory.
  */
 const INPUTS = [
   'src',
@@ -18,6 +19,7 @@ const INPUTS = [
   'scripts',
   'tsconfig.json',
   'package.json',
+  'bin/build-dashboard.js',
   'packages/client/src',
   'packages/client/tsconfig.json',
   'packages/client/package.json',
@@ -53,9 +55,10 @@ export function canBuild(root = ROOT) {
 
 /**
  * Compiles the server (no type check: `npm run typecheck` does that) and the client package (checked:
- * its declarations are what users compile against), output on stderr, then writes the stamp.
+ * its declarations are what users compile against), output on stderr, builds the dashboard's browser
+ * files (bin/build-dashboard.js), then writes the stamp.
  */
-export function build(root = ROOT) {
+export async function build(root = ROOT) {
   const started = new Date();
   const tsc = (project, ...flags) =>
     spawnSync(
@@ -73,6 +76,12 @@ export function build(root = ROOT) {
     rmSync(path.join(client, 'dist'), { recursive: true, force: true });
     if (!tsc(path.join(client, 'tsconfig.json'))) return false;
   }
+  try {
+    await buildDashboard(root);
+  } catch (error) {
+    process.stderr.write(`dashboard: ${error.message}\n`);
+    return false;
+  }
   const stamp = path.join(root, STAMP);
   closeSync(openSync(stamp, 'w'));
   utimesSync(stamp, started, started);
@@ -80,5 +89,5 @@ export function build(root = ROOT) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.exitCode = build() ? 0 : 1;
+  process.exitCode = (await build()) ? 0 : 1;
 }

@@ -22,7 +22,11 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       res.writeHead(200).end('ok');
     });
   });
@@ -49,20 +53,35 @@ describe('Tollgate.webhookEndpoints and verifyWebhook', () => {
       description: 'CRM',
     });
     expect(created.secret).toMatch(/^whsec_/);
-    expect(created.endpoint).toMatchObject({ url: `${receiverUrl}/crm`, events: ['customer.created'], enabled: true });
+    expect(created.endpoint).toMatchObject({
+      url: `${receiverUrl}/crm`,
+      events: ['customer.created'],
+      enabled: true,
+    });
     const id = created.endpoint.id;
     expect((await client.webhookEndpoints.list()).data.map((e) => e.id)).toEqual([id]);
 
-    const customer = await client.customers.create({ email: `hook-${randomBytes(4).toString('hex')}@example.com` });
+    const customer = await client.customers.create({
+      email: `hook-${randomBytes(4).toString('hex')}@example.com`,
+    });
     const first = await delivered('/crm', 'customer.created');
-    const event = await verifyWebhook<{ type: string; data: { id: string } }>(first.body, first.headers as never, created.secret);
-    expect(event).toMatchObject({ type: 'customer.created', data: { id: customer.id } });
-    const forged = await verifyWebhook(first.body, first.headers as never, `whsec_${randomBytes(32).toString('base64')}`).catch(
-      (e: unknown) => e,
+    const event = await verifyWebhook<{ type: string; data: { id: string } }>(
+      first.body,
+      first.headers as never,
+      created.secret,
     );
+    expect(event).toMatchObject({ type: 'customer.created', data: { id: customer.id } });
+    const forged = await verifyWebhook(
+      first.body,
+      first.headers as never,
+      `whsec_${randomBytes(32).toString('base64')}`,
+    ).catch((e: unknown) => e);
     expect(forged).toBeInstanceOf(TollgateError);
 
-    const updated = await client.webhookEndpoints.update(id, { description: 'CRM v2', events: ['customer.updated'] });
+    const updated = await client.webhookEndpoints.update(id, {
+      description: 'CRM v2',
+      events: ['customer.updated'],
+    });
     expect(updated).toMatchObject({ id, description: 'CRM v2', events: ['customer.updated'] });
 
     const rotated = await client.webhookEndpoints.rotateSecret(id);

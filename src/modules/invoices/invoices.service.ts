@@ -1,9 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
-import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
+import {
+  type AppPrincipal,
+  type AppScope,
+  type Principal,
+  requireAppPrincipal,
+} from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
-import { assertOrganizationsEnabled } from '../apps/app-rules.js';
+import { actingOnApp, assertOrganizationsEnabled } from '../apps/app-rules.js';
 import { Customer } from '../customers/customer.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { PaymentProvider, ProviderInvoice } from '../payments/payment-provider.js';
@@ -21,9 +26,9 @@ export class InvoicesService {
     private readonly payments: PaymentProvider,
   ) {}
 
-  /** Newest first, at most `limit` (default 20, at most 100). */
-  async listInvoices(principal: Principal, input: unknown): Promise<ProviderInvoice[]> {
-    const caller = requireAppPrincipal(principal);
+  /** Newest first, at most `limit` (default 20, at most 100); the operator names the app (`scope`). */
+  async listInvoices(principal: Principal, input: unknown, scope?: AppScope): Promise<ProviderInvoice[]> {
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     const { customerId, organizationId, limit } = parseInput(listInvoicesSchema, input ?? {});
     const owner = await this.#ownerOf(caller, customerId, organizationId);
     if (!owner.paymentCustomerId) return [];
