@@ -12,6 +12,8 @@ import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
 import type { Mailer } from './modules/email/mailer.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
+import { CustomerErasureService } from './modules/erasure/customer-erasure.service.js';
+import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
@@ -51,7 +53,10 @@ export interface Services {
   readonly coupons: CouponsService;
   readonly credentials: CredentialsService;
   readonly customers: CustomersService;
+  readonly customerErasure: CustomerErasureService;
   readonly entitlements: EntitlementsService;
+  /** Idempotency keys on POSTs of /v1 and GraphQL mutations, kept in PostgreSQL for every instance. */
+  readonly idempotency: IdempotencyService;
   readonly invoices: InvoicesService;
   readonly magicLinks: MagicLinksService;
   readonly organizations: OrganizationsService;
@@ -80,6 +85,8 @@ export function createServices(deps: Deps): Services {
   const organizations = new OrganizationsService(deps.orm);
   const customers = new CustomersService(deps.orm, deps.clock);
   const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements, changes);
+  const idempotency = new IdempotencyService(deps.orm, deps.clock);
+  const subscriptionLifecycle = new SubscriptionLifecycleService(deps.orm, deps.clock, deps.payments);
   return {
     apps,
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),
@@ -93,7 +100,12 @@ export function createServices(deps: Deps): Services {
       metrics?.cache('sessions'),
     ),
     customers,
+    // Every store that may keep copies of a customer's personal data erases them in the deletion.
+    customerErasure: new CustomerErasureService(deps.orm, organizations, subscriptionLifecycle, [
+      idempotency,
+    ]),
     entitlements,
+    idempotency,
     invoices: new InvoicesService(deps.orm, deps.payments),
     magicLinks: new MagicLinksService({
       orm: deps.orm,
@@ -116,7 +128,7 @@ export function createServices(deps: Deps): Services {
     ),
     sessions,
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),
-    subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.clock, deps.payments),
+    subscriptionLifecycle,
     subscriptions: new SubscriptionsService(deps.orm),
   };
 }

@@ -4,6 +4,7 @@ import { authRouter } from '../modules/auth/auth.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
+import { customerErasureRouter } from '../modules/erasure/customer-erasure.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
 import type { Services } from '../services.js';
@@ -19,6 +20,7 @@ export function v1Router(services: Services): Router {
     authRouter(services.magicLinks, services.sessions),
     checkoutRouter(services.checkout),
     customersRouter(services.customers),
+    customerErasureRouter(services.customerErasure),
     entitlementsRouter(services.entitlements),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
     subscriptionsRouter(services.subscriptions),

@@ -1,5 +1,5 @@
 import { LockMode } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import {
@@ -172,6 +172,43 @@ export class OrganizationsService {
       em.remove(member);
       await em.flush();
     });
+  }
+
+  /**
+   * Refuses (409) when the customer is the last owner of an organization, so that removing the customer
+   * (its deletion) never leaves one without an owner. Given a transaction `em`, the customer's
+   * organizations are locked first, in id order, as member changes lock them, so a concurrent demotion
+   * of the other owner waits for the deletion or is judged after it.
+   */
+  async assertNotLastOwnerAnywhere(
+    em: EntityManager,
+    customerId: string,
+    options: { lock: boolean },
+  ): Promise<void> {
+    if (options.lock) {
+      const held = await em.find(
+        OrganizationMember,
+        { customer: customerId },
+        { orderBy: { organization: 'asc' } },
+      );
+      for (const membership of held) {
+        await em.findOne(Organization, membership.organization.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      }
+    }
+    // Read again under the locks: the roles are the ones the member changes left.
+    const memberships = await em.find(OrganizationMember, { customer: customerId }, { refresh: true });
+    for (const membership of memberships) {
+      if (membership.role !== 'owner') continue;
+      const owners = await em.count(OrganizationMember, {
+        organization: membership.organization,
+        role: 'owner',
+      });
+      if (owners <= 1) {
+        throw new ConflictError(
+          `Customer ${customerId} is the last owner of organization ${membership.organization.id}: make another member owner first`,
+        );
+      }
+    }
   }
 
   /**
