@@ -1,0 +1,236 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { withContext } from '../../src/db.js';
+import { tokenFromDevMailbox } from '../helpers/auth-fixtures.js';
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+let appId: string;
+let apiKey: string;
+let billing: BillingFixtures;
+let plan: Awaited<ReturnType<BillingFixtures['plan']>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ({ appId, apiKey } = await server.createApp({ organizationsEnabled: true }));
+  billing = new BillingFixtures(server, appId);
+  plan = await billing.plan();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const auth = (token = apiKey) => ({ authorization: `Bearer ${token}` });
+
+function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
+  return withContext(server.deps.orm, () => server.deps.orm.em.execute<T[]>(query, params));
+}
+
+/** A customer made through the API with an idempotency key, so a stored answer holds its data too. */
+async function customerWithPersonalData() {
+  const marker = randomBytes(6).toString('hex');
+  const email = `erase-${marker}@example.com`;
+  const name = `Ada Erasable ${marker}`;
+  const metadataMarker = `meta-marker-${marker}`;
+  const key = `signup-${email}`;
+  const created = await server.http
+    .post('/v1/customers')
+    .set(auth())
+    .set('idempotency-key', key)
+    .send({ email, name, metadata: { note: metadataMarker } });
+  expect(created.status).toBe(201);
+  return { id: created.body.id as string, email, name, metadataMarker, key };
+}
+
+/** Every text-like column of every table, searched for each needle (case-insensitively). */
+async function wherePersonalDataRemains(needles: string[]): Promise<string[]> {
+  const columns = await sql<{ table_name: string; column_name: string }>(
+    `select table_name, column_name from information_schema.columns
+      where table_schema = current_schema()
+        and data_type in ('text', 'character varying', 'character', 'json', 'jsonb')`,
+  );
+  expect(columns.length).toBeGreaterThan(20);
+  const found: string[] = [];
+  for (const { table_name, column_name } of columns) {
+    for (const needle of needles) {
+      const rows = await sql<{ n: string }>(
+        `select count(*) as n from "${table_name}" where strpos(lower("${column_name}"::text), lower(?)) > 0`,
+        [needle],
+      );
+      if (rows[0]!.n !== '0') found.push(`${table_name}.${column_name} holds ${needle}`);
+    }
+  }
+  return found;
+}
+
+async function total(): Promise<number> {
+  const res = await server.http.get('/v1/customers').set(auth());
+  expect(res.status).toBe(200);
+  return res.body.pagination.total;
+}
+
+describe('DELETE /v1/customers/:id', () => {
+  it('cancels at Stripe, ends sessions and links, removes memberships and leaves no personal data in any table', async () => {
+    const customer = await customerWithPersonalData();
+    const stripeCustomer = await billing.stripe.customers.create({ email: customer.email });
+    const subscription = await billing.subscription(
+      { customerId: customer.id, stripeCustomerId: stripeCustomer.id },
+      plan,
+    );
+    await sql('update subscription set metadata = ?::jsonb where id = ?', [
+      JSON.stringify({ orderedBy: customer.email }),
+      subscription.id,
+    ]);
+    expect((await billing.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'active',
+    );
+    const owner = await billing.customer();
+    const organizationId = await billing.organization([
+      { customerId: owner.id, role: 'owner' },
+      { customerId: customer.id, role: 'member' },
+    ]);
+    const session = await billing.session(customer.id);
+    const organizationSession = await billing.session(customer.id, organizationId);
+    expect((await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(session))).status).toBe(200);
+    const requested = await server.http
+      .post(`/v1/apps/${appId}/auth/magic-link`)
+      .send({ email: customer.email, redirectUrl: 'http://localhost:3000/callback' });
+    expect(requested.status).toBe(200);
+    const magicToken = await tokenFromDevMailbox(server, customer.email);
+    const before = await total();
+    const needles = [customer.email, customer.name, customer.metadataMarker];
+    expect((await wherePersonalDataRemains(needles)).length).toBeGreaterThan(0);
+
+    const res = await server.http.delete(`/v1/customers/${customer.id}`).set(auth());
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: customer.id, deleted: true });
+
+    // Canceled at Stripe, and kept here as billing history without the customer.
+    expect((await billing.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'canceled',
+    );
+    const kept = await billing.stored(subscription.id);
+    expect(kept.customer).toBeNull();
+    expect(kept.status).toBe('canceled');
+    expect(kept.stripeSubscriptionId).toBe(subscription.stripeSubscriptionId);
+    expect(kept.stripeCustomerId).toBe(stripeCustomer.id);
+    expect(kept.metadata).toEqual({});
+
+    // Credentials die at once.
+    for (const token of [session, organizationSession]) {
+      const answer = await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(token));
+      expect(answer.status).toBe(401);
+    }
+    const verified = await server.http.post(`/v1/apps/${appId}/auth/verify`).send({ token: magicToken });
+    expect(verified.status).toBe(401);
+
+    // Gone from the app, counted exactly, and from the organization.
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
+    expect(await total()).toBe(before - 1);
+    const [counts] = await sql<{ kept: string; actual: string }>(
+      `select (select coalesce(sum(n), 0) from customer_count where app_id = ?)::text as kept,
+              (select count(*) from customer where app_id = ?)::text as actual`,
+      [appId, appId],
+    );
+    expect(counts!.kept).toBe(counts!.actual);
+    expect(await sql('select 1 from organization_member where customer_id = ?', [customer.id])).toEqual([]);
+    expect(
+      await sql('select 1 from organization_member where organization_id = ?', [organizationId]),
+    ).toHaveLength(1);
+
+    expect(await wherePersonalDataRemains(needles)).toEqual([]);
+
+    // The stored answer of the sign-up is gone too: the same key runs again instead of replaying.
+    const again = await server.http
+      .post('/v1/customers')
+      .set(auth())
+      .set('idempotency-key', customer.key)
+      .send({ email: customer.email, name: customer.name, metadata: { note: customer.metadataMarker } });
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.body.id).not.toBe(customer.id);
+
+    expect((await server.http.delete(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
+  });
+
+  it('answers 409 for the last owner of an organization, and changes nothing (not even at Stripe)', async () => {
+    const customer = await customerWithPersonalData();
+    const stripeCustomer = await billing.stripe.customers.create({ email: customer.email });
+    const subscription = await billing.subscription(
+      { customerId: customer.id, stripeCustomerId: stripeCustomer.id },
+      plan,
+    );
+    const organizationId = await billing.organization([{ customerId: customer.id, role: 'owner' }]);
+    const session = await billing.session(customer.id);
+
+    const res = await server.http.delete(`/v1/customers/${customer.id}`).set(auth());
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Customer ${customer.id} is the last owner of organization ${organizationId}: make another member owner first`,
+      error: 'Conflict',
+    });
+    expect((await billing.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'active',
+    );
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(200);
+    expect((await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(session))).status).toBe(200);
+  });
+
+  it("answers 404 for another app's customer and 403 for a session token", async () => {
+    const customer = await customerWithPersonalData();
+    const other = await server.createApp();
+    const foreign = await server.http.delete(`/v1/customers/${customer.id}`).set(auth(other.apiKey));
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({
+      statusCode: 404,
+      message: `Customer ${customer.id} not found`,
+      error: 'Not Found',
+    });
+    const session = await billing.session(customer.id);
+    const forbidden = await server.http.delete(`/v1/customers/${customer.id}`).set(auth(session));
+    expect(forbidden.status).toBe(403);
+    const anonymous = await server.http.delete(`/v1/customers/${customer.id}`);
+    expect(anonymous.status).toBe(401);
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(200);
+  });
+});
+
+describe('GraphQL deleteCustomer', () => {
+  it('deletes through the same core', async () => {
+    const customer = await customerWithPersonalData();
+    const res = await server.graphql(
+      'mutation($id: ID!) { deleteCustomer(id: $id) { id deleted } }',
+      { id: customer.id },
+      apiKey,
+    );
+    expect(res.body).toEqual({ data: { deleteCustomer: { id: customer.id, deleted: true } } });
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
+    const missing = await server.graphql(
+      'mutation($id: ID!) { deleteCustomer(id: $id) { id } }',
+      { id: customer.id },
+      apiKey,
+    );
+    expect(missing.body.errors?.[0].extensions).toEqual({ code: 'NOT_FOUND', statusCode: 404 });
+  });
+
+  it('is idempotent with the header: a repeat replays the deletion instead of answering 404', async () => {
+    const customer = await customerWithPersonalData();
+    const key = randomUUID();
+    const send = () =>
+      server.http
+        .post('/graphql')
+        .set(auth())
+        .set('idempotency-key', key)
+        .send({
+          query: 'mutation($id: ID!) { deleteCustomer(id: $id) { id deleted } }',
+          variables: { id: customer.id },
+        });
+    const first = await send();
+    const again = await send();
+    expect(first.body).toEqual({ data: { deleteCustomer: { id: customer.id, deleted: true } } });
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+});
