@@ -299,6 +299,21 @@ describe('Idempotency-Key on GraphQL mutations', () => {
     }
   });
 
+  it('finds a refused mutation behind an inline fragment, a fragment spread or an alias', async () => {
+    const documents = [
+      'mutation($a: ID!) { ... on Mutation { k: createApiKey(appId: $a) { apiKey } } }',
+      'mutation($a: ID!) { ...Keys } fragment Keys on Mutation { createApiKey(appId: $a) { apiKey } }',
+      'mutation($a: ID!) { ...A } fragment A on Mutation { ...B } fragment B on Mutation { ...A createApiKey(appId: $a) { apiKey } }',
+    ];
+    for (const query of documents) {
+      const res = await graphqlWithKey(query, { a: appId }, apiKey, randomUUID());
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].message).toBe(
+        'Idempotency-Key is not accepted by createApiKey: its answer carries a secret, or it is public',
+      );
+    }
+  });
+
   it('leaves queries alone: the header on a read neither stores nor replays anything', async () => {
     const key = randomUUID();
     const res = await graphqlWithKey('{ customers(limit: 1) { pagination { total } } }', {}, apiKey, key);

@@ -1,5 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type DocumentNode, Kind, type OperationDefinitionNode, parse } from 'graphql';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  Kind,
+  type OperationDefinitionNode,
+  parse,
+  type SelectionNode,
+} from 'graphql';
 import { asDomainError, statusOf, ValidationError } from '../../core/errors.js';
 import { graphqlCodeOf } from '../../graphql/format-error.js';
 import type { IdempotencyScope, IdempotencyService, StoredResponse } from './idempotency.service.js';
@@ -23,8 +30,13 @@ function headerCount(req: Request, name: string): number {
   return count;
 }
 
+interface GraphQLRequestShape {
+  readonly operation: OperationDefinitionNode;
+  readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
+}
+
 /** The operation of a GraphQL request body that Apollo would run, or undefined when there is none. */
-function operationOf(body: unknown): OperationDefinitionNode | undefined {
+function operationOf(body: unknown): GraphQLRequestShape | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const { query, operationName } = body as { query?: unknown; operationName?: unknown };
   if (typeof query !== 'string') return undefined;
@@ -34,11 +46,41 @@ function operationOf(body: unknown): OperationDefinitionNode | undefined {
   } catch {
     return undefined; // Apollo answers the syntax error; nothing runs
   }
-  const operations = document.definitions.filter(
-    (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
-  );
-  if (typeof operationName === 'string') return operations.find((op) => op.name?.value === operationName);
-  return operations.length === 1 ? operations[0] : undefined;
+  const operations: OperationDefinitionNode[] = [];
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) operations.push(definition);
+    else if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const operation =
+    typeof operationName === 'string'
+      ? operations.find((op) => op.name?.value === operationName)
+      : operations.length === 1
+        ? operations[0]
+        : undefined;
+  return operation ? { operation, fragments } : undefined;
+}
+
+/**
+ * The names of the root fields an operation runs, through inline fragments and fragment spreads too
+ * (`mutation { ... on Mutation { createApiKey … } }` runs createApiKey).
+ */
+function rootFieldNames(shape: GraphQLRequestShape): Set<string> {
+  const names = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (selections: readonly SelectionNode[]) => {
+    for (const selection of selections) {
+      if (selection.kind === Kind.FIELD) names.add(selection.name.value);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
+      else if (!seen.has(selection.name.value)) {
+        seen.add(selection.name.value);
+        const fragment = shape.fragments.get(selection.name.value);
+        if (fragment) walk(fragment.selectionSet.selections);
+      }
+    }
+  };
+  walk(shape.operation.selectionSet.selections);
+  return names;
 }
 
 /**
@@ -48,15 +90,13 @@ function operationOf(body: unknown): OperationDefinitionNode | undefined {
 function scopeOf(req: Request, transport: Transport): IdempotencyScope | null {
   if (req.method !== 'POST' || req.headers[IDEMPOTENCY_HEADER] === undefined) return null;
   if (transport === 'graphql') {
-    const operation = operationOf(req.body);
+    const shape = operationOf(req.body);
     // Reads are safe to repeat; a document Apollo will refuse runs nothing.
-    if (operation?.operation !== 'mutation') return null;
-    const refused = operation.selectionSet.selections.find(
-      (selection) => selection.kind === Kind.FIELD && REFUSED_MUTATIONS.has(selection.name.value),
-    );
-    if (refused?.kind === Kind.FIELD) {
+    if (shape?.operation.operation !== 'mutation') return null;
+    const refused = [...rootFieldNames(shape)].find((name) => REFUSED_MUTATIONS.has(name));
+    if (refused) {
       throw new ValidationError(
-        `Idempotency-Key is not accepted by ${refused.name.value}: its answer carries a secret, or it is public`,
+        `Idempotency-Key is not accepted by ${refused}: its answer carries a secret, or it is public`,
       );
     }
   } else if (isRefusedRestPath(req.path === '/' ? req.baseUrl : `${req.baseUrl}${req.path}`)) {
