@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ManualClock } from '../../src/core/clock.js';
 import { ConflictError } from '../../src/core/errors.js';
 import { IdempotencyService } from '../../src/modules/idempotency/idempotency.service.js';
+import { eventually } from '../helpers/eventually.js';
 import { expectDomainError, type ServiceCore, startServices } from '../helpers/services.js';
 
 let core: ServiceCore;
@@ -43,6 +44,31 @@ describe('IdempotencyService', () => {
     if (first.kind !== 'run') throw new Error('expected to run');
     await first.finish(answer);
     expect(await waiting).toEqual({ kind: 'replay', response: answer });
+  });
+
+  it('keeps a slow first run its own by renewing the lease: a late repeat waits instead of running too', async () => {
+    const clock = new ManualClock(new Date());
+    const service = new IdempotencyService(core.deps.orm, clock, { leaseMs: 60, waitMs: 100, pollMs: 10 });
+    const who = scope();
+    const first = await service.claim(who, 'slow', 'f');
+    if (first.kind !== 'run') throw new Error('expected to run');
+    // Far past the first lease; the running request renews it from the moved clock.
+    clock.advance(60_000);
+    await eventually(
+      async () => {
+        const [row] = await core.run(() =>
+          core.deps.orm.em.execute<{ locked_until: string }[]>(
+            'select locked_until from idempotency_record where credential_id = ?',
+            [who.credentialId],
+          ),
+        );
+        return new Date(row!.locked_until).getTime() > clock.now().getTime() ? true : undefined;
+      },
+      { what: 'the lease to be renewed' },
+    );
+    await expectDomainError(service.claim(who, 'slow', 'f'), ConflictError, /still in progress/);
+    await first.finish(answer);
+    expect(await service.claim(who, 'slow', 'f')).toEqual({ kind: 'replay', response: answer });
   });
 
   it('gives the key back when the answer is not kept (5xx), so the next request runs', async () => {
