@@ -98,6 +98,20 @@ describe('DELETE /v1/customers/:id', () => {
       .send({ email: customer.email, redirectUrl: 'http://localhost:3000/callback' });
     expect(requested.status).toBe(200);
     const magicToken = await tokenFromDevMailbox(server, customer.email);
+    // A kept GraphQL answer that shows the customer's metadata without its id, e-mail or name.
+    const selectedAlone = await server.http
+      .post('/graphql')
+      .set(auth())
+      .set('idempotency-key', randomUUID())
+      .send({
+        query:
+          'mutation($id: ID!) { updateCustomer(id: $id, input: { metadata: { seen: true } }) { metadata } }',
+        variables: { id: customer.id },
+      });
+    expect(selectedAlone.body.data.updateCustomer.metadata).toEqual({
+      note: customer.metadataMarker,
+      seen: true,
+    });
     const before = await total();
     const needles = [customer.email, customer.name, customer.metadataMarker];
     expect((await wherePersonalDataRemains(needles)).length).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import {
   canonicalJson,
+  customerIdsIn,
   isRefusedRestPath,
   isReplayable,
   keyProblem,
@@ -34,6 +35,21 @@ describe('Idempotency-Key rules', () => {
       requestFingerprint('POST', '/v1/other', { email: 'a@b.co', metadata: { x: 1, y: [1, 2] } }),
     ).not.toBe(a);
     expect(canonicalJson({ b: 1, a: { d: null, c: 'x' } })).toBe('{"a":{"c":"x","d":null},"b":1}');
+  });
+
+  it('finds the customer ids a request or answer names, once each', () => {
+    const a = 'cus_abcdefghijklmnopqrstuvwxyz234567';
+    const b = 'cus_7777777777777777777777777777777a';
+    expect(customerIdsIn(`/v1/customers/${a}`, `{"customerId":"${b}","again":"${a}"}`)).toEqual(
+      [a, b].sort(),
+    );
+    expect(
+      customerIdsIn(
+        'cus_short',
+        'CUS_ABCDEFGHIJKLMNOPQRSTUVWXYZ234567',
+        'sub_abcdefghijklmnopqrstuvwxyz234567',
+      ),
+    ).toEqual([]);
   });
 
   it('keeps 2xx and 4xx answers, never 5xx nor a GraphQL answer reporting a 5xx error', () => {

@@ -1,3 +1,4 @@
+import type { Opt } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { App } from '../apps/app.entity.js';
 
@@ -41,6 +42,10 @@ export class IdempotencyRecord {
 
   @Property({ type: 'text', nullable: true })
   responseBody: string | null = null;
+
+  /** The customer ids the request and its answer name: what a customer's deletion erases by. */
+  @Property({ type: 'jsonb', defaultRaw: "'[]'" })
+  customerIds: Opt<string[]> = [];
 
   @Property({ type: 'datetime' })
   createdAt!: Date;

@@ -46,6 +46,18 @@ export function isRefusedRestPath(path: string): boolean {
   return REFUSED_REST_PATHS.some((pattern) => pattern.test(path));
 }
 
+/** A customer id as Tollgate makes them (src/core/ids.ts): `cus_` and 32 lowercase base32 characters. */
+const CUSTOMER_ID = /\bcus_[a-z2-7]{32}\b/g;
+
+/**
+ * The customer ids a text names (a request's path and body, an answer), so a customer's deletion finds
+ * every stored answer that concerns it, also one that shows its data without its id (a GraphQL
+ * selection of `metadata` alone, say).
+ */
+export function customerIdsIn(...texts: string[]): string[] {
+  return [...new Set(texts.flatMap((text) => text.match(CUSTOMER_ID) ?? []))].sort();
+}
+
 /** JSON with object keys sorted at every level, so two spellings of one body compare equal. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

@@ -11,6 +11,8 @@ import { asDomainError, statusOf, ValidationError } from '../../core/errors.js';
 import { graphqlCodeOf } from '../../graphql/format-error.js';
 import type { IdempotencyScope, IdempotencyService, StoredResponse } from './idempotency.service.js';
 import {
+  canonicalJson,
+  customerIdsIn,
   isRefusedRestPath,
   isReplayable,
   keyProblem,
@@ -187,7 +189,8 @@ export function idempotencyMiddleware(service: IdempotencyService, transport: Tr
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
     let claim: Awaited<ReturnType<IdempotencyService['claim']>>;
     try {
-      claim = await service.claim(scope, key, fingerprint);
+      const named = customerIdsIn(req.originalUrl, canonicalJson(req.body ?? null));
+      claim = await service.claim(scope, key, fingerprint, named);
     } catch (error) {
       return refuse(res, next, transport, error);
     }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { ConflictError } from '../../core/errors.js';
-import { IDEMPOTENCY_TTL_MS } from './idempotency-rules.js';
+import { customerIdsIn, IDEMPOTENCY_TTL_MS } from './idempotency-rules.js';
 
 /** Whose record: the credential's id (never its token) and its app. */
 export interface IdempotencyScope {
@@ -82,13 +82,22 @@ export class IdempotencyService {
     return this.orm.em.getConnection();
   }
 
-  /** Takes the key for a run, or finds the first answer to replay (see the class comment). */
-  async claim(scope: IdempotencyScope, key: string, fingerprint: string): Promise<Claim> {
+  /**
+   * Takes the key for a run, or finds the first answer to replay (see the class comment). `customerIds`
+   * are the customers the request names, recorded so that their deletion erases the record.
+   */
+  async claim(
+    scope: IdempotencyScope,
+    key: string,
+    fingerprint: string,
+    customerIds: readonly string[] = [],
+  ): Promise<Claim> {
     await this.#purgeNowAndThen();
     const deadline = Date.now() + this.#timings.waitMs;
     for (;;) {
       const ownerToken = randomBytes(16).toString('hex');
-      if (await this.#take(scope, key, fingerprint, ownerToken)) return this.#run(scope, key, ownerToken);
+      if (await this.#take(scope, key, fingerprint, ownerToken, customerIds))
+        return this.#run(scope, key, ownerToken);
       const [row] = await this.connection.execute<RecordRow[]>(
         `select fingerprint, response_status, response_content_type, response_body
            from idempotency_record where credential_id = ? and key = ?`,
@@ -129,15 +138,17 @@ export class IdempotencyService {
     key: string,
     fingerprint: string,
     ownerToken: string,
+    customerIds: readonly string[],
   ): Promise<boolean> {
     const now = this.clock.now();
     const rows = await this.connection.execute<unknown[]>(
       `insert into idempotency_record as r
-         (credential_id, key, app_id, fingerprint, owner_token, locked_until, created_at, expires_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?)
+         (credential_id, key, app_id, fingerprint, owner_token, locked_until, customer_ids, created_at, expires_at)
+       values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)
        on conflict (credential_id, key) do update
          set app_id = excluded.app_id, fingerprint = excluded.fingerprint, owner_token = excluded.owner_token,
-             locked_until = excluded.locked_until, created_at = excluded.created_at,
+             locked_until = excluded.locked_until, customer_ids = excluded.customer_ids,
+             created_at = excluded.created_at,
              expires_at = excluded.expires_at, response_status = null, response_content_type = null,
              response_body = null
          where r.expires_at <= ?
@@ -150,6 +161,7 @@ export class IdempotencyService {
         fingerprint,
         ownerToken,
         new Date(now.getTime() + this.#timings.leaseMs),
+        JSON.stringify(customerIds),
         now,
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         now,
@@ -181,9 +193,18 @@ export class IdempotencyService {
         await this.connection.execute(
           `update idempotency_record
               set response_status = ?, response_content_type = ?, response_body = ?, owner_token = null,
-                  locked_until = null
+                  locked_until = null,
+                  customer_ids = (select coalesce(jsonb_agg(distinct id order by id), '[]')
+                                    from (select jsonb_array_elements_text(customer_ids) as id
+                                          union select jsonb_array_elements_text(?::jsonb)) as named)
             where ${where}`,
-          [response.status, response.contentType, response.body, ...ids],
+          [
+            response.status,
+            response.contentType,
+            response.body,
+            JSON.stringify(customerIdsIn(response.body)),
+            ...ids,
+          ],
         );
       },
     };
@@ -191,8 +212,10 @@ export class IdempotencyService {
 
   /**
    * Deletes, in the caller's transaction, every stored answer that may hold the customer's personal data:
-   * those kept under the customer's sessions, and those of the app whose answer or key names the
-   * customer's id, e-mail or name. A repeat of such a request runs again instead of being replayed.
+   * those kept under the customer's sessions, those whose request or answer named the customer's id,
+   * and those of the app whose answer or key holds its id, e-mail or name. A repeat of such a request
+   * runs again instead of being replayed. Records still running hold no answer yet and are left to
+   * finish: the deletion's own request among them, so a repeat of the deletion replays it.
    */
   async eraseCustomer(em: EntityManager, customer: ErasedCustomer): Promise<void> {
     const needles = [customer.customerId.toLowerCase(), customer.email.toLowerCase()];
@@ -200,12 +223,18 @@ export class IdempotencyService {
     if (customer.name) needles.push(JSON.stringify(customer.name.toLowerCase()).slice(1, -1));
     await em.execute(
       `delete from idempotency_record
-        where app_id = ?
+        where app_id = ? and owner_token is null
           and (credential_id in (select jsonb_array_elements_text(?::jsonb))
+               or customer_ids @> ?::jsonb
                or exists (select 1 from jsonb_array_elements_text(?::jsonb) as n(needle)
                            where strpos(lower(coalesce(response_body, '')), needle) > 0
                               or strpos(lower(key), needle) > 0))`,
-      [customer.appId, JSON.stringify(customer.sessionIds), JSON.stringify(needles)],
+      [
+        customer.appId,
+        JSON.stringify(customer.sessionIds),
+        JSON.stringify([customer.customerId]),
+        JSON.stringify(needles),
+      ],
     );
   }
 
