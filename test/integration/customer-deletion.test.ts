@@ -2,7 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { withContext } from '../../src/db.js';
 import { tokenFromDevMailbox } from '../helpers/auth-fixtures.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
 
 let server: TestServer;
 let appId: string;
@@ -190,6 +192,34 @@ describe('DELETE /v1/customers/:id', () => {
     );
     expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(200);
     expect((await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(session))).status).toBe(200);
+  });
+
+  it('deletes nothing when Stripe cannot be reached to cancel: 503, and the call can be sent again', async () => {
+    const down = await startServerWithUnreachableStripe();
+    try {
+      const app = await down.createApp();
+      const fixtures = new Fixtures(down, app.appId);
+      const planId = await fixtures.plan('pro', { seats: 5 });
+      const customerId = await fixtures.customer();
+      const subscriptionId = await fixtures.subscription({ customerId }, planId, 'active');
+      const res = await down.http.delete(`/v1/customers/${customerId}`).set(auth(app.apiKey));
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({
+        statusCode: 503,
+        message: 'The payment provider is unavailable, try again later',
+        error: 'Service Unavailable',
+      });
+      expect((await down.http.get(`/v1/customers/${customerId}`).set(auth(app.apiKey))).status).toBe(200);
+      const [row] = await withContext(down.deps.orm, () =>
+        down.deps.orm.em.execute<{ customer_id: string | null; status: string }[]>(
+          'select customer_id, status from subscription where id = ?',
+          [subscriptionId],
+        ),
+      );
+      expect(row).toEqual({ customer_id: customerId, status: 'active' });
+    } finally {
+      await down.close();
+    }
   });
 
   it("answers 404 for another app's customer and 403 for a session token", async () => {
