@@ -107,6 +107,29 @@ describe('Idempotency-Key on POST /v1', () => {
     expect(await customersWithEmail(body.email)).toBe(1);
   });
 
+  it('runs a request once when the repeats are spread over two instances sharing the database', async () => {
+    const second = await startTestServer();
+    try {
+      const key = randomUUID();
+      const body = { email: email('instances') };
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 === 0 ? server : second).http
+            .post('/v1/customers')
+            .set('authorization', `Bearer ${apiKey}`)
+            .set('idempotency-key', key)
+            .send(body),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual(Array(20).fill(201));
+      expect(new Set(answers.map((res) => res.body.id)).size).toBe(1);
+      expect(answers.filter((res) => res.headers['idempotent-replayed'] === 'true')).toHaveLength(19);
+      expect(await customersWithEmail(body.email)).toBe(1);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('keeps keys per credential: the same key under another API key runs on its own', async () => {
     const other = await withContext(server.deps.orm, () =>
       server.services.apps.createApiKey({ kind: 'admin' }, appId),
