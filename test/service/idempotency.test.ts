@@ -18,6 +18,11 @@ afterAll(async () => {
 });
 
 const scope = () => ({ appId, credentialId: `key_${randomUUID()}` });
+/** Ends a run the test took (its lease renewal stops), so nothing runs on after the test. */
+async function finished(claim: Awaited<ReturnType<IdempotencyService['claim']>>): Promise<void> {
+  if (claim.kind === 'run') await claim.finish(null);
+}
+
 const answer = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"id":"cus_1"}' };
 
 describe('IdempotencyService', () => {
@@ -77,7 +82,9 @@ describe('IdempotencyService', () => {
     const first = await service.claim(who, 'k', 'f');
     if (first.kind !== 'run') throw new Error('expected to run');
     await first.finish(null);
-    expect((await service.claim(who, 'k', 'f')).kind).toBe('run');
+    const second = await service.claim(who, 'k', 'f');
+    expect(second.kind).toBe('run');
+    await finished(second);
   });
 
   it('forgets a record after 24 hours: the key then takes any request, and the purge deletes it', async () => {
@@ -104,6 +111,8 @@ describe('IdempotencyService', () => {
     if (again.kind !== 'run') throw new Error('expected to run');
     await again.finish(answer);
     clock.advance(24 * 60 * 60 * 1000 + 1);
-    expect((await service.claim(who, 'k2', 'other')).kind).toBe('run');
+    const taken = await service.claim(who, 'k2', 'other');
+    expect(taken.kind).toBe('run');
+    await finished(taken);
   });
 });

@@ -1,6 +1,8 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 
-@ObjectType('DeletedCustomer', { description: 'A customer that was deleted, with its personal data' })
+@ObjectType('DeletedCustomer', {
+  description: 'The answer to deleteCustomer: the customer is gone, and its personal data with it',
+})
 export class DeletedCustomerType {
   @Field(() => ID)
   id!: string;
