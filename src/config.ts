@@ -46,6 +46,13 @@ export interface Config {
   };
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
   readonly graphqlLimits: GraphQLLimits;
+  /** Background jobs (src/infra/job-queue.ts). */
+  readonly jobQueue: {
+    /** PostgreSQL schema holding the queue's tables; instances sharing it share the work. */
+    readonly schema: string;
+    /** How often jobs held by a dead process are taken back (with each queue's own expiry). */
+    readonly superviseIntervalSeconds: number;
+  };
   readonly logLevel: string;
   /** LOG_FORMAT; unset, the process decides (pretty at a development terminal, else JSON). */
   readonly logFormat: 'json' | 'pretty' | undefined;
@@ -178,6 +185,11 @@ const envSchema = z.object({
   GRAPHQL_MAX_QUEUED_PER_CREDENTIAL: z.coerce.number().int().min(0).default(1000),
   GRAPHQL_QUEUE_TIMEOUT_MS: positive.default(5000),
   GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: positive.default(2),
+  JOB_QUEUE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'JOB_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier')
+    .default('pgboss'),
+  JOB_QUEUE_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -271,6 +283,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxQueuedPerCredential: e.GRAPHQL_MAX_QUEUED_PER_CREDENTIAL,
       queueTimeoutMs: e.GRAPHQL_QUEUE_TIMEOUT_MS,
       maxConnectionsPerRequest: e.GRAPHQL_MAX_CONNECTIONS_PER_REQUEST,
+    },
+    jobQueue: {
+      schema: e.JOB_QUEUE_SCHEMA,
+      superviseIntervalSeconds: e.JOB_QUEUE_SUPERVISE_INTERVAL_SECONDS,
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -12,6 +12,7 @@ import { databaseFailure, listenFailure } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
 import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './db.js';
 import type { EmbeddedPostgres } from './infra/embedded-postgres.js';
+import { JobQueue } from './infra/job-queue.js';
 import { type Logger, loggerFor } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
@@ -101,10 +102,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let orm: Orm | undefined;
   let rateLimitStore: RateLimitStore | undefined;
   let payments: PaymentsRuntime | undefined;
+  let jobs: JobQueue | undefined;
   try {
     orm = await connectDatabase(database, timeoutOptions(config.database));
     const applied = await migrateUnbounded(orm);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+
+    jobs = await JobQueue.start({
+      connectionString: database.url,
+      logger,
+      schema: config.jobQueue.schema,
+      superviseIntervalSeconds: config.jobQueue.superviseIntervalSeconds,
+      workers: true,
+    });
 
     const adminToken = await resolveAdminToken(config);
     const mailer = createMailer(config, logger);
@@ -125,6 +135,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       rateLimitStore,
       payments: payments.provider,
       metrics: new Metrics({ processMetrics: true }),
+      jobs,
     };
     deps.metrics?.observePool(orm);
     const services = createServices(deps);
@@ -146,6 +157,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const ormRef = orm;
     const storeRef = rateLimitStore;
     const paymentsRef = payments;
+    const jobsRef = jobs;
     return {
       url,
       port,
@@ -158,6 +170,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         closing ??= (async () => {
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
+          await jobsRef.stop(); // lets running jobs finish before the database goes
           await paymentsRef.close();
           await services.changes.close();
           await storeRef.close();
@@ -171,6 +184,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (error) {
     await rateLimitStore?.close().catch(() => undefined);
     await payments?.close().catch(() => undefined);
+    await jobs?.stop().catch(() => undefined);
     await orm?.close(true).catch(() => undefined);
     await database.embedded?.stop().catch(() => undefined);
     throw error;
