@@ -119,6 +119,20 @@ describe('DELETE /v1/customers/:id', () => {
       note: customer.metadataMarker,
       seen: true,
     });
+    // An answer kept under the customer's own session (a checkout: no personal data in it, but its own).
+    const sessionKey = randomUUID();
+    const checkout = await server.http
+      .post('/v1/checkout/session')
+      .set(auth(session))
+      .set('idempotency-key', sessionKey)
+      .send({
+        customerId: customer.id,
+        planId: plan.slug,
+        successUrl: 'http://localhost:3000/ok',
+        cancelUrl: 'http://localhost:3000/no',
+      });
+    expect(checkout.status).toBe(200);
+    expect(await sql('select 1 from idempotency_record where key = ?', [sessionKey])).toHaveLength(1);
     const before = await total();
     const needles = [customer.email, customer.name, customer.metadataMarker];
     expect((await wherePersonalDataRemains(needles)).length).toBeGreaterThan(0);
@@ -161,6 +175,7 @@ describe('DELETE /v1/customers/:id', () => {
     ).toHaveLength(1);
 
     expect(await wherePersonalDataRemains(needles)).toEqual([]);
+    expect(await sql('select 1 from idempotency_record where key = ?', [sessionKey])).toEqual([]);
 
     // The stored answer of the sign-up is gone too: the same key runs again instead of replaying.
     const again = await server.http
