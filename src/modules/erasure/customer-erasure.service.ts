@@ -73,13 +73,17 @@ export class CustomerErasureService {
     }
 
     return em.transactional(async (tx) => {
+      // Organizations first, then the customer: the order member changes take them in (an organization's
+      // row, then the customer's through the membership's foreign key), so the two never deadlock.
+      await this.organizations.assertNotLastOwnerAnywhere(tx, id, { lock: true });
       const locked = await tx.findOne(
         Customer,
         { id, app: caller.appId },
         { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
       );
       if (!locked) throw new NotFoundError('Customer', id);
-      await this.organizations.assertNotLastOwnerAnywhere(tx, id, { lock: true });
+      // With the customer's row locked no membership can be added any more: one made in between counts too.
+      await this.organizations.assertNotLastOwnerAnywhere(tx, id, { lock: false });
       const sessions = await tx.find(Session, { customer: id }, { fields: ['id'] });
       const erased: ErasedCustomer = {
         appId: caller.appId,
