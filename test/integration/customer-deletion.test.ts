@@ -214,6 +214,27 @@ describe('DELETE /v1/customers/:id', () => {
     expect((await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(session))).status).toBe(200);
   });
 
+  it('never fails nor leaves a membership when the customer is added to an organization meanwhile', async () => {
+    const owner = await billing.customer();
+    for (let i = 0; i < 5; i++) {
+      const customer = await customerWithPersonalData();
+      const organizationId = await billing.organization([{ customerId: owner.id, role: 'owner' }]);
+      const [deleted, added] = await Promise.all([
+        server.http.delete(`/v1/customers/${customer.id}`).set(auth()),
+        server.graphql(
+          'mutation($o: ID!, $c: ID!) { addOrganizationMember(organizationId: $o, customerId: $c, role: owner) { role } }',
+          { o: organizationId, c: customer.id },
+          apiKey,
+        ),
+      ]);
+      expect(deleted.status).toBe(200);
+      // Added before the deletion (then removed with it), or refused because the customer is gone.
+      if (added.body.errors) expect(added.body.errors[0].extensions.statusCode).toBe(404);
+      else expect(added.body.data).toEqual({ addOrganizationMember: { role: 'owner' } });
+      expect(await sql('select 1 from organization_member where customer_id = ?', [customer.id])).toEqual([]);
+    }
+  });
+
   it('deletes nothing when Stripe cannot be reached to cancel: 503, and the call can be sent again', async () => {
     const down = await startServerWithUnreachableStripe();
     try {

@@ -1,4 +1,4 @@
-import { LockMode } from '@mikro-orm/core';
+import { ForeignKeyConstraintViolationException, LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -28,6 +28,16 @@ import {
 type Actor = 'apiKey' | OrgRole;
 
 const canManage = (actor: Actor) => actor !== 'member';
+
+/**
+ * A membership insert that lost a race with the customer's deletion (found, then deleted before the
+ * insert) fails its foreign key: the customer is absent by then, as a 404 says.
+ */
+function rethrowIfCustomerGone(error: unknown, customerId: string): never {
+  if (error instanceof ForeignKeyConstraintViolationException)
+    throw new NotFoundError('Customer', customerId);
+  throw error;
+}
 /** Only the app (API key) or an owner may make, unmake or remove owners. */
 const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner';
 
@@ -71,7 +81,7 @@ export class OrganizationsService {
       metadata: metadata ?? {},
     });
     this.em.create(OrganizationMember, { id: newId('mem'), organization, customer: owner, role: 'owner' });
-    await this.em.flush();
+    await this.em.flush().catch((error: unknown) => rethrowIfCustomerGone(error, ownerId));
     return organization;
   }
 
@@ -126,7 +136,7 @@ export class OrganizationsService {
   async addMember(principal: Principal, input: unknown): Promise<OrganizationMember> {
     const caller = await this.#callerWithOrganizations(principal);
     const { organizationId, customerId, role } = parseInput(addMemberSchema, input);
-    return this.em.transactional(async (em) => {
+    const added = this.em.transactional(async (em) => {
       const { organization, actor } = await this.#lockForChange(caller, organizationId);
       if (role === 'owner' && !canManageOwners(actor))
         throw new ForbiddenError('Only an owner can add an owner');
@@ -138,6 +148,7 @@ export class OrganizationsService {
       await em.flush();
       return member;
     });
+    return added.catch((error: unknown) => rethrowIfCustomerGone(error, customerId));
   }
 
   /** Changes a member's role; the last owner cannot be demoted. */
