@@ -16,6 +16,7 @@ import { applyFieldRateLimits, FieldRateLimiter } from './modules/rate-limits/fi
 import { CustomerSubscriptionsResolver } from './modules/subscriptions/customer-subscriptions.resolver.js';
 import { SubscriptionLifecycleResolver } from './modules/subscriptions/subscription-lifecycle.resolver.js';
 import { SubscriptionsResolver } from './modules/subscriptions/subscriptions.resolver.js';
+import { WebhooksResolver } from './modules/webhooks/webhooks.resolver.js';
 import type { Services } from './services.js';
 
 /** Every resolver of the API. A new module adds its resolver here and in `createResolverContainer`. */
@@ -33,6 +34,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   SubscriptionLifecycleResolver,
   PlansResolver,
   SubscriptionsResolver,
+  WebhooksResolver,
 ];
 
 /**
@@ -54,6 +56,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [SubscriptionLifecycleResolver, new SubscriptionLifecycleResolver(services.subscriptionLifecycle)],
     [PlansResolver, new PlansResolver(services.plans)],
     [SubscriptionsResolver, new SubscriptionsResolver(services.subscriptions)],
+    [WebhooksResolver, new WebhooksResolver(services.webhooks)],
     [FieldRateLimiter, new FieldRateLimiter(services.rateLimits)],
   ]);
   return {

@@ -7,6 +7,7 @@ import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js
 import { customerErasureRouter } from '../modules/erasure/customer-erasure.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
+import { webhooksRouter } from '../modules/webhooks/webhooks.rest.js';
 import type { Services } from '../services.js';
 
 /**
@@ -24,6 +25,7 @@ export function v1Router(services: Services): Router {
     entitlementsRouter(services.entitlements),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
     subscriptionsRouter(services.subscriptions),
+    webhooksRouter(services.webhooks),
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');

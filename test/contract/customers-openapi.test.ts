@@ -63,6 +63,14 @@ describe('schema/openapi.yaml', () => {
         'GET /v1/apps/{appId}/auth/verify',
         'GET /v1/apps/{appId}/auth/session',
         'POST /v1/webhooks/stripe',
+        'GET /v1/webhook-endpoints',
+        'POST /v1/webhook-endpoints',
+        'GET /v1/webhook-endpoints/{id}',
+        'PATCH /v1/webhook-endpoints/{id}',
+        'DELETE /v1/webhook-endpoints/{id}',
+        'POST /v1/webhook-endpoints/{id}/rotate-secret',
+        'GET /v1/webhook-endpoints/{id}/deliveries',
+        'POST /v1/webhook-deliveries/{id}/retry',
       ].sort(),
     );
   });

@@ -16,7 +16,12 @@ import type {
 } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
-import { applyNewerProviderEvent, applyProviderState } from './subscription-sync.js';
+import { ownerOf, type SubscriptionChange, type SubscriptionEvents } from './subscription-events.js';
+import {
+  applyNewerProviderEvent,
+  applyNewerProviderEventReturningRows,
+  applyProviderState,
+} from './subscription-sync.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
@@ -32,6 +37,7 @@ export class ProviderNotificationsService {
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
     private readonly customers: CustomersService,
+    private readonly events: SubscriptionEvents,
     /** Told how each notification ended, for the metrics. */
     private readonly onOutcome: (outcome: NotificationOutcome) => void = () => undefined,
   ) {}
@@ -109,10 +115,19 @@ export class ProviderNotificationsService {
         { stripeSubscriptionId: remote.id },
         { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
+      let change: SubscriptionChange;
       if (subscription) {
         // Loaded after the lock, not with it (a joined plan would be locked as well).
         await em.populate(subscription, ['plan']);
+        change = await this.events.begin(em, ownerOf(subscription), subscription);
       } else {
+        change = await this.events.begin(
+          em,
+          owner.organization
+            ? { appId: app.id, organizationId: owner.organization.id }
+            : { appId: app.id, customerId: owner.customer!.id },
+          null,
+        );
         subscription = em.create(Subscription, {
           id: newId('sub'),
           app,
@@ -128,6 +143,7 @@ export class ProviderNotificationsService {
       if (event.created >= subscription.providerEventCreated) {
         await applyProviderState(em, subscription, remote, event.created);
       }
+      await change.done(subscription);
       return { applied: true };
     });
   }
@@ -155,7 +171,7 @@ export class ProviderNotificationsService {
       const email = session.customerEmail ?? buyer.email;
       customer = await this.customers.findOrCreateByEmail(em, app.id, email, { name: session.customerName });
     }
-    this.customers.linkPaymentCustomer(customer, remote.customerId);
+    await this.customers.linkPaymentCustomer(em, customer, remote.customerId);
     return { customer, organization: null };
   }
 
@@ -163,9 +179,21 @@ export class ProviderNotificationsService {
     event: ProviderEvent,
     remote: ProviderSubscription,
   ): Promise<{ applied: boolean }> {
-    // The common case (a newer event, or a duplicate) in one statement; events of one second, below.
+    // The common case (a newer event, or a duplicate) in one statement; events of one second, and events
+    // of an app whose endpoints want to hear of the change, below.
     const outcome = await applyNewerProviderEvent(this.orm.em, event, remote);
-    if (outcome !== 'same_second') return { applied: outcome === 'applied' };
+    if (outcome === 'record_events') {
+      // The same statement again, in a transaction that records the change's events with it.
+      const applied = await this.orm.em.transactional(async (em) => {
+        const result = await applyNewerProviderEventReturningRows(em, event, remote);
+        if (typeof result === 'string') return result;
+        await this.events.recordApplied(em, result.before, result.after);
+        return 'applied' as const;
+      });
+      if (applied !== 'same_second') return { applied: applied === 'applied' };
+    } else if (outcome !== 'same_second') {
+      return { applied: outcome === 'applied' };
+    }
     return this.orm.em.transactional(async (em) => {
       // The row lock first, then the id: the order the single statement takes them in, so the two paths
       // never wait for each other in a cycle.
@@ -189,7 +217,9 @@ export class ProviderNotificationsService {
       // Loaded after the lock, not with it: a joined plan would be locked too, serialising every
       // subscription of the plan behind one row.
       await em.populate(subscription, ['plan']);
+      const change = await this.events.begin(em, ownerOf(subscription), subscription);
       await applyProviderState(em, subscription, latest, event.created);
+      await change.done(subscription);
       return { applied: true };
     });
   }

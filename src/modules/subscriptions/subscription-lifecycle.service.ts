@@ -7,6 +7,7 @@ import { parseInput } from '../../core/validation.js';
 import { OrganizationMember } from '../organizations/organization.entity.js';
 import type { PaymentProvider, ProviderSubscription } from '../payments/payment-provider.js';
 import { Subscription } from './subscription.entity.js';
+import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
 import {
   cancelSubscriptionSchema,
   noOptionsSchema,
@@ -29,6 +30,7 @@ export class SubscriptionLifecycleService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly payments: PaymentProvider,
+    private readonly events: SubscriptionEvents,
   ) {}
 
   /** Cancels now (→ `canceled`), or with `atPeriodEnd: true` at the end of the paid period. */
@@ -76,7 +78,9 @@ export class SubscriptionLifecycleService {
       // before this change are older news and are ignored; those of this very second are checked
       // against Stripe's current state by the receiver, so they cannot undo the change either.
       const now = Math.floor(this.clock.now().getTime() / 1000);
+      const change = await this.events.begin(em, ownerOf(subscription), subscription);
       await applyProviderState(em, subscription, remote, now);
+      await change.done(subscription);
       return subscription;
     });
   }
