@@ -14,6 +14,7 @@ import { CustomersService } from './modules/customers/customers.service.js';
 import type { Mailer } from './modules/email/mailer.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
 import { CustomerErasureService } from './modules/erasure/customer-erasure.service.js';
+import { WebhookPayloadEraser } from './modules/erasure/webhook-payload-eraser.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
@@ -123,8 +124,10 @@ export function createServices(deps: Deps): Services {
     ),
     customers,
     // Every store that may keep copies of a customer's personal data erases them in the deletion.
+    // The outbound webhooks come last: they erase stored payloads, then record customer.deleted.
     customerErasure: new CustomerErasureService(deps.orm, organizations, subscriptionLifecycle, [
       idempotency,
+      new WebhookPayloadEraser(outboundEvents),
     ]),
     entitlements,
     idempotency,

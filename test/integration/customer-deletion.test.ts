@@ -3,8 +3,10 @@ import { withContext } from '../../src/db.js';
 import { tokenFromDevMailbox } from '../helpers/auth-fixtures.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
+import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let server: TestServer;
 let appId: string;
@@ -30,19 +32,19 @@ function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
 }
 
 /** A customer made through the API with an idempotency key, so a stored answer holds its data too. */
-async function customerWithPersonalData() {
+async function customerWithPersonalData(key = apiKey) {
   const marker = randomBytes(6).toString('hex');
   const email = `erase-${marker}@example.com`;
   const name = `Ada Erasable ${marker}`;
   const metadataMarker = `meta-marker-${marker}`;
-  const key = `signup-${email}`;
+  const idempotencyKey = `signup-${email}`;
   const created = await server.http
     .post('/v1/customers')
-    .set(auth())
-    .set('idempotency-key', key)
+    .set(auth(key))
+    .set('idempotency-key', idempotencyKey)
     .send({ email, name, metadata: { note: metadataMarker } });
   expect(created.status).toBe(201);
-  return { id: created.body.id as string, email, name, metadataMarker, key };
+  return { id: created.body.id as string, email, name, metadataMarker, key: idempotencyKey };
 }
 
 /** Every text-like column of every table, searched for each needle (case-insensitively). */
@@ -279,6 +281,66 @@ describe('DELETE /v1/customers/:id', () => {
     const anonymous = await server.http.delete(`/v1/customers/${customer.id}`);
     expect(anonymous.status).toBe(401);
     expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(200);
+  });
+});
+
+describe('customer.deleted and stored webhook payloads', () => {
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  it("tells the app's endpoint with { id } and erases the payloads that named the customer", async () => {
+    // An app of its own: its endpoint must not see the other tests' customers.
+    const own = await server.createApp();
+    const ownBilling = new BillingFixtures(server, own.appId);
+    const ownPlan = await ownBilling.plan();
+    const endpoint = await server.http
+      .post('/v1/webhook-endpoints')
+      .set(auth(own.apiKey))
+      .send({ url: `${receiver.url}/erasure` });
+    expect(endpoint.status).toBe(201);
+    const secret = endpoint.body.secret as string;
+    const customer = await customerWithPersonalData(own.apiKey);
+    const stripeCustomer = await ownBilling.stripe.customers.create({ email: customer.email });
+    const subscription = await ownBilling.subscription(
+      { customerId: customer.id, stripeCustomerId: stripeCustomer.id },
+      ownPlan,
+    );
+    const ofCustomer = (type: string) =>
+      receiver.received.find(
+        (r) => r.path === '/erasure' && r.payload.type === type && r.payload.data.id === customer.id,
+      );
+    const created = await eventually(() => ofCustomer('customer.created'), { what: 'customer.created' });
+    expect(created.payload.data.email).toBe(customer.email);
+    const stored = await sql<{ n: string }>(
+      'select count(*) as n from webhook_event where strpos(body, ?) > 0',
+      [customer.email],
+    );
+    expect(stored).toEqual([{ n: '1' }]);
+
+    const res = await server.http.delete(`/v1/customers/${customer.id}`).set(auth(own.apiKey));
+    expect(res.status).toBe(200);
+
+    const deleted = await eventually(() => ofCustomer('customer.deleted'), { what: 'customer.deleted' });
+    expect(verify(secret, deleted)).toEqual(deleted.payload);
+    expect(deleted.payload.data).toEqual({ id: customer.id });
+    expect(deleted.headers['webhook-id']).toMatch(/^msg_/);
+    // Recorded, and the only stored event left that names the customer.
+    const naming = await sql<{ type: string }>(
+      'select type from webhook_event where app_id = ? and strpos(body, ?) > 0',
+      [own.appId, customer.id],
+    );
+    expect(naming).toEqual([{ type: 'customer.deleted' }]);
+    expect((await ownBilling.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'canceled',
+    );
+    expect(await wherePersonalDataRemains([customer.email, customer.name, customer.metadataMarker])).toEqual(
+      [],
+    );
   });
 });
 

@@ -217,6 +217,28 @@ describe('Idempotency-Key on POST /v1', () => {
     }
   });
 
+  it('refuses the header where the answer hands out a webhook signing secret', async () => {
+    const created = await server.http
+      .post('/v1/webhook-endpoints')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ url: 'http://127.0.0.1:9/hook' });
+    expect(created.status).toBe(201);
+    for (const path of [
+      '/v1/webhook-endpoints',
+      `/v1/webhook-endpoints/${created.body.endpoint.id}/rotate-secret`,
+    ]) {
+      const res = await server.http
+        .post(path)
+        .set('authorization', `Bearer ${apiKey}`)
+        .set('idempotency-key', randomUUID())
+        .send(path.endsWith('rotate-secret') ? {} : { url: 'http://127.0.0.1:9/other' });
+      expect(res.status).toBe(400);
+      expect(res.body.message).toBe(
+        'Idempotency-Key is not accepted here: this endpoint is public, or its answer carries a secret',
+      );
+    }
+  });
+
   it('refuses a malformed key, and a key without an app credential', async () => {
     const bad = await createCustomer({ email: email() }, 'has space');
     expect(bad.status).toBe(400);
@@ -308,6 +330,18 @@ describe('Idempotency-Key on GraphQL mutations', () => {
       [
         'switchOrganization',
         'mutation { switchOrganization(organizationId: "org_x") { sessionToken } }',
+        {},
+        apiKey,
+      ],
+      [
+        'createWebhookEndpoint',
+        'mutation { createWebhookEndpoint(input: { url: "http://127.0.0.1:9/x" }) { secret } }',
+        {},
+        apiKey,
+      ],
+      [
+        'rotateWebhookEndpointSecret',
+        'mutation { rotateWebhookEndpointSecret(id: "we_x") { secret } }',
         {},
         apiKey,
       ],
