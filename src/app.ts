@@ -26,6 +26,7 @@ import { createResolverContainer, getSchema } from './graphql-schema.js';
 import { redactUrl } from './infra/logger.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
+import { idempotencyMiddleware } from './modules/idempotency/idempotency.middleware.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
 import { cors } from './rest/cors.js';
@@ -170,7 +171,14 @@ export async function createHttpApp(
   // Exactly `/v1` (strict routing): guarded, counted and credential-checked like every /v1 answer; no
   // other path changes.
   app.get('/v1', restTextGuard, serviceIndexHandler(deps.config));
-  app.use('/v1', noteMount, restTextGuard, v1Router(services));
+  // Idempotency-Key on POSTs: after the guards (a refused request claims no key), before the routes.
+  app.use(
+    '/v1',
+    noteMount,
+    restTextGuard,
+    idempotencyMiddleware(services.idempotency, 'rest'),
+    v1Router(services),
+  );
 
   // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
   // by the request's own logger: the context object plugins see is not always the one built here.
@@ -224,6 +232,8 @@ export async function createHttpApp(
     '/graphql',
     noteMount,
     documentLimits(limits),
+    // Ahead of the per-credential turns, so repeats waiting for a first answer hold no turn.
+    idempotencyMiddleware(services.idempotency, 'graphql'),
     concurrencyLimit(limits, (req, res, next) =>
       withConnectionShare(limits.maxConnectionsPerRequest, () => graphql(req, res, next)),
     ),

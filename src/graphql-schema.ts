@@ -7,6 +7,7 @@ import { CheckoutResolver } from './modules/checkout/checkout.resolver.js';
 import { CouponsResolver } from './modules/coupons/coupons.resolver.js';
 import { CustomersResolver } from './modules/customers/customers.resolver.js';
 import { EntitlementsResolver } from './modules/entitlements/entitlements.resolver.js';
+import { CustomerErasureResolver } from './modules/erasure/customer-erasure.resolver.js';
 import { InvoicesResolver } from './modules/invoices/invoices.resolver.js';
 import { OrganizationsResolver } from './modules/organizations/organizations.resolver.js';
 import { PlansResolver } from './modules/plans/plans.resolver.js';
@@ -25,6 +26,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   CheckoutResolver,
   CouponsResolver,
   CustomersResolver,
+  CustomerErasureResolver,
   EntitlementsResolver,
   InvoicesResolver,
   OrganizationsResolver,
@@ -46,6 +48,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [CheckoutResolver, new CheckoutResolver(services.checkout)],
     [CouponsResolver, new CouponsResolver(services.coupons)],
     [CustomersResolver, new CustomersResolver(services.customers)],
+    [CustomerErasureResolver, new CustomerErasureResolver(services.customerErasure)],
     [EntitlementsResolver, new EntitlementsResolver(services.entitlements)],
     [InvoicesResolver, new InvoicesResolver(services.invoices)],
     [OrganizationsResolver, new OrganizationsResolver(services.organizations)],

@@ -13,6 +13,9 @@ import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
 import type { Mailer } from './modules/email/mailer.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
+import { CustomerErasureService } from './modules/erasure/customer-erasure.service.js';
+import { WebhookPayloadEraser } from './modules/erasure/webhook-payload-eraser.js';
+import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
@@ -62,7 +65,10 @@ export interface Services {
   readonly coupons: CouponsService;
   readonly credentials: CredentialsService;
   readonly customers: CustomersService;
+  readonly customerErasure: CustomerErasureService;
   readonly entitlements: EntitlementsService;
+  /** Idempotency keys on POSTs of /v1 and GraphQL mutations, kept in PostgreSQL for every instance. */
+  readonly idempotency: IdempotencyService;
   readonly invoices: InvoicesService;
   readonly magicLinks: MagicLinksService;
   readonly organizations: OrganizationsService;
@@ -97,6 +103,13 @@ export function createServices(deps: Deps): Services {
   const customers = new CustomersService(deps.orm, deps.clock, outboundEvents);
   const secrets = new SecretBox(deps.config.webhooks.secretKey);
   const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements, changes);
+  const idempotency = new IdempotencyService(deps.orm, deps.clock);
+  const subscriptionLifecycle = new SubscriptionLifecycleService(
+    deps.orm,
+    deps.clock,
+    deps.payments,
+    subscriptionEvents,
+  );
   return {
     apps,
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock, outboundEvents),
@@ -110,7 +123,14 @@ export function createServices(deps: Deps): Services {
       metrics?.cache('sessions'),
     ),
     customers,
+    // Every store that may keep copies of a customer's personal data erases them in the deletion.
+    // The outbound webhooks come last: they erase stored payloads, then record customer.deleted.
+    customerErasure: new CustomerErasureService(deps.orm, organizations, subscriptionLifecycle, [
+      idempotency,
+      new WebhookPayloadEraser(outboundEvents),
+    ]),
     entitlements,
+    idempotency,
     invoices: new InvoicesService(deps.orm, deps.payments),
     magicLinks: new MagicLinksService({
       orm: deps.orm,
@@ -137,12 +157,7 @@ export function createServices(deps: Deps): Services {
     ),
     sessions,
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),
-    subscriptionLifecycle: new SubscriptionLifecycleService(
-      deps.orm,
-      deps.clock,
-      deps.payments,
-      subscriptionEvents,
-    ),
+    subscriptionLifecycle,
     subscriptions: new SubscriptionsService(deps.orm),
     webhooks: new WebhooksService(deps.orm, deps.clock, deps.jobs, secrets, deps.config.production),
     webhookDispatcher: new WebhookDispatcher({

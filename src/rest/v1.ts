@@ -5,6 +5,7 @@ import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { couponsRouter } from '../modules/coupons/coupons.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
+import { customerErasureRouter } from '../modules/erasure/customer-erasure.rest.js';
 import { invoicesRouter } from '../modules/invoices/invoices.rest.js';
 import { organizationsRouter } from '../modules/organizations/organizations.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
@@ -23,6 +24,7 @@ export function v1Router(services: Services): Router {
     authRouter(services.magicLinks, services.sessions),
     checkoutRouter(services.checkout),
     customersRouter(services.customers),
+    customerErasureRouter(services.customerErasure),
     entitlementsRouter(services.entitlements),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
     subscriptionsRouter(services.subscriptions, services.subscriptionHistory),

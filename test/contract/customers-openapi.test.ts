@@ -50,6 +50,7 @@ describe('schema/openapi.yaml', () => {
         'POST /v1/customers',
         'GET /v1/customers/{id}',
         'PATCH /v1/customers/{id}',
+        'DELETE /v1/customers/{id}',
         'GET /v1/subscriptions/current',
         'POST /v1/subscriptions/{id}/cancel',
         'POST /v1/subscriptions/{id}/pause',
@@ -170,8 +171,8 @@ describe('the OpenAPI response checker', () => {
     expect(() => expectOpenApiResponse(json(200, {}), 'GET', '/v1/nowhere')).toThrow(
       /path is not documented/,
     );
-    expect(() => expectOpenApiResponse(json(200, {}), 'DELETE', '/v1/customers/cus_1')).toThrow(
-      /DELETE \/v1\/customers\/\{id\} is not documented/,
+    expect(() => expectOpenApiResponse(json(200, {}), 'PUT', '/v1/customers/cus_1')).toThrow(
+      /PUT \/v1\/customers\/\{id\} is not documented/,
     );
   });
 

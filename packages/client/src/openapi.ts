@@ -105,7 +105,18 @@ export interface paths {
         get: operations["getCustomer"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a customer and erase its personal data
+         * @description Tollgate's choice (the interface shows no deletion). The customer's subscriptions that have not
+         *     ended are canceled at the payment provider first (no flag needed; a provider failure → 502/503
+         *     and nothing is deleted, so the call can be retried). Then, in one transaction: the customer is
+         *     deleted, its sessions and magic links stop working at once (401), its organization memberships are
+         *     removed, and its e-mail, name and metadata are erased from every table, stored idempotent answers
+         *     included. Its subscriptions are kept as billing history without personal data (`customerId`
+         *     becomes null, checkout metadata is cleared). The last owner of an organization → 409 and nothing
+         *     changes. Another app's customer → 404.
+         */
+        delete: operations["deleteCustomer"];
         options?: never;
         head?: never;
         /**
@@ -694,6 +705,13 @@ export interface components {
             /** @description The standard reason phrase of the status. */
             error: string;
         };
+        /** @description Tollgate's choice: the answer to a customer deletion. */
+        DeletedCustomer: {
+            /** @description The deleted customer's id */
+            id: string;
+            /** @constant */
+            deleted: true;
+        };
         /**
          * @description Free-form custom data: string keys, any JSON values. Tollgate's choice for the limits: at most 50
          *     keys, keys of 1 to 40 characters, at most 16 KiB as JSON.
@@ -896,7 +914,7 @@ export interface components {
             secret: string;
         };
         /** @enum {string} */
-        WebhookEventType: "customer.created" | "customer.updated" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated";
+        WebhookEventType: "customer.created" | "customer.updated" | "customer.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated";
         CreateWebhookEndpointRequest: {
             /** @description Required with the admin token. */
             appId?: string | null;
@@ -1233,6 +1251,17 @@ export interface components {
         ContextCustomerId: string;
         /** @description Tollgate's choice: with an API key, exactly one of `customerId` and `organizationId`. */
         ContextOrganizationId: string;
+        /**
+         * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+         *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+         *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+         *     again. The same key with another request → 409. A repeat sent while the first is still running
+         *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+         *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+         *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+         *     `…/rotate-secret`).
+         */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -1359,7 +1388,19 @@ export interface operations {
     createCustomer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1426,6 +1467,44 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A customer id (`cus_…`). Another app's customer id gives 404. */
+                id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer was deleted */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedCustomer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenSession"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateCustomer: {
@@ -1545,7 +1624,19 @@ export interface operations {
     cancelSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
                 id: components["parameters"]["SubscriptionId"];
@@ -1573,7 +1664,19 @@ export interface operations {
     pauseSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
                 id: components["parameters"]["SubscriptionId"];
@@ -1597,7 +1700,19 @@ export interface operations {
     resumeSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
                 id: components["parameters"]["SubscriptionId"];
@@ -1698,7 +1813,19 @@ export interface operations {
     createCheckoutSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1727,6 +1854,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -1,5 +1,5 @@
-import { LockMode } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { ForeignKeyConstraintViolationException, LockMode } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import {
@@ -29,6 +29,16 @@ import {
 type Actor = 'apiKey' | OrgRole;
 
 const canManage = (actor: Actor) => actor !== 'member';
+
+/**
+ * A membership insert that lost a race with the customer's deletion (found, then deleted before the
+ * insert) fails its foreign key: the customer is absent by then, as a 404 says.
+ */
+function rethrowIfCustomerGone(error: unknown, customerId: string): never {
+  if (error instanceof ForeignKeyConstraintViolationException)
+    throw new NotFoundError('Customer', customerId);
+  throw error;
+}
 /** Only the app (API key) or an owner may make, unmake or remove owners. */
 const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner';
 
@@ -72,7 +82,7 @@ export class OrganizationsService {
       metadata: metadata ?? {},
     });
     this.em.create(OrganizationMember, { id: newId('mem'), organization, customer: owner, role: 'owner' });
-    await this.em.flush();
+    await this.em.flush().catch((error: unknown) => rethrowIfCustomerGone(error, ownerId));
     return organization;
   }
 
@@ -130,7 +140,7 @@ export class OrganizationsService {
   async addMember(principal: Principal, input: unknown): Promise<OrganizationMember> {
     const caller = await this.#callerWithOrganizations(principal);
     const { organizationId, customerId, role } = parseInput(addMemberSchema, input);
-    return this.em.transactional(async (em) => {
+    const added = this.em.transactional(async (em) => {
       const { organization, actor } = await this.#lockForChange(caller, organizationId);
       if (role === 'owner' && !canManageOwners(actor))
         throw new ForbiddenError('Only an owner can add an owner');
@@ -142,6 +152,7 @@ export class OrganizationsService {
       await em.flush();
       return member;
     });
+    return added.catch((error: unknown) => rethrowIfCustomerGone(error, customerId));
   }
 
   /** Changes a member's role; the last owner cannot be demoted. */
@@ -176,6 +187,43 @@ export class OrganizationsService {
       em.remove(member);
       await em.flush();
     });
+  }
+
+  /**
+   * Refuses (409) when the customer is the last owner of an organization, so that removing the customer
+   * (its deletion) never leaves one without an owner. Given a transaction `em`, the customer's
+   * organizations are locked first, in id order, as member changes lock them, so a concurrent demotion
+   * of the other owner waits for the deletion or is judged after it.
+   */
+  async assertNotLastOwnerAnywhere(
+    em: EntityManager,
+    customerId: string,
+    options: { lock: boolean },
+  ): Promise<void> {
+    if (options.lock) {
+      const held = await em.find(
+        OrganizationMember,
+        { customer: customerId },
+        { orderBy: { organization: 'asc' } },
+      );
+      for (const membership of held) {
+        await em.findOne(Organization, membership.organization.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      }
+    }
+    // Read again under the locks: the roles are the ones the member changes left.
+    const memberships = await em.find(OrganizationMember, { customer: customerId }, { refresh: true });
+    for (const membership of memberships) {
+      if (membership.role !== 'owner') continue;
+      const owners = await em.count(OrganizationMember, {
+        organization: membership.organization,
+        role: 'owner',
+      });
+      if (owners <= 1) {
+        throw new ConflictError(
+          `Customer ${customerId} is the last owner of organization ${membership.organization.id}: make another member owner first`,
+        );
+      }
+    }
   }
 
   /**

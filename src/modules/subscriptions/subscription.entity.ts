@@ -23,8 +23,11 @@ export class Subscription {
   @ManyToOne(() => App, { deleteRule: 'cascade' })
   app!: App;
 
-  /** The paying customer, or null for an organization subscription. */
-  @ManyToOne(() => Customer, { deleteRule: 'cascade', nullable: true })
+  /**
+   * The paying customer, or null for an organization subscription. Deleting the customer keeps the
+   * subscription as billing history (Stripe's ids, plan, status, dates) with this link set to null.
+   */
+  @ManyToOne(() => Customer, { deleteRule: 'set null', nullable: true })
   customer: Customer | null = null;
 
   @ManyToOne(() => Organization, { deleteRule: 'cascade', nullable: true })

@@ -5,6 +5,7 @@
 export const WEBHOOK_EVENT_TYPES = [
   'customer.created',
   'customer.updated',
+  'customer.deleted',
   'subscription.created',
   'subscription.updated',
   'subscription.canceled',

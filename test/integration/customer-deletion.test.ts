@@ -1,0 +1,383 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { withContext } from '../../src/db.js';
+import { tokenFromDevMailbox } from '../helpers/auth-fixtures.js';
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
+import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+let server: TestServer;
+let appId: string;
+let apiKey: string;
+let billing: BillingFixtures;
+let plan: Awaited<ReturnType<BillingFixtures['plan']>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ({ appId, apiKey } = await server.createApp({ organizationsEnabled: true }));
+  billing = new BillingFixtures(server, appId);
+  plan = await billing.plan();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const auth = (token = apiKey) => ({ authorization: `Bearer ${token}` });
+
+function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
+  return withContext(server.deps.orm, () => server.deps.orm.em.execute<T[]>(query, params));
+}
+
+/** A customer made through the API with an idempotency key, so a stored answer holds its data too. */
+async function customerWithPersonalData(key = apiKey) {
+  const marker = randomBytes(6).toString('hex');
+  const email = `erase-${marker}@example.com`;
+  const name = `Ada Erasable ${marker}`;
+  const metadataMarker = `meta-marker-${marker}`;
+  const idempotencyKey = `signup-${email}`;
+  const created = await server.http
+    .post('/v1/customers')
+    .set(auth(key))
+    .set('idempotency-key', idempotencyKey)
+    .send({ email, name, metadata: { note: metadataMarker } });
+  expect(created.status).toBe(201);
+  return { id: created.body.id as string, email, name, metadataMarker, key: idempotencyKey };
+}
+
+/** Every text-like column of every table, searched for each needle (case-insensitively). */
+async function wherePersonalDataRemains(needles: string[]): Promise<string[]> {
+  // Every schema of the database: the job queue keeps its tables (and job payloads) in one of its own.
+  const columns = await sql<{ table_schema: string; table_name: string; column_name: string }>(
+    `select c.table_schema, c.table_name, c.column_name
+       from information_schema.columns c
+       join information_schema.tables t using (table_schema, table_name)
+      where c.table_schema not in ('pg_catalog', 'information_schema')
+        and t.table_type = 'BASE TABLE'
+        and c.data_type in ('text', 'character varying', 'character', 'json', 'jsonb')`,
+  );
+  expect(columns.length).toBeGreaterThan(20);
+  const found: string[] = [];
+  for (const { table_schema, table_name, column_name } of columns) {
+    for (const needle of needles) {
+      const rows = await sql<{ n: string }>(
+        `select count(*) as n from "${table_schema}"."${table_name}"
+          where strpos(lower("${column_name}"::text), lower(?)) > 0`,
+        [needle],
+      );
+      if (rows[0]!.n !== '0') found.push(`${table_schema}.${table_name}.${column_name} holds ${needle}`);
+    }
+  }
+  return found;
+}
+
+async function total(): Promise<number> {
+  const res = await server.http.get('/v1/customers').set(auth());
+  expect(res.status).toBe(200);
+  return res.body.pagination.total;
+}
+
+describe('DELETE /v1/customers/:id', () => {
+  it('cancels at Stripe, ends sessions and links, removes memberships and leaves no personal data in any table', async () => {
+    const customer = await customerWithPersonalData();
+    const stripeCustomer = await billing.stripe.customers.create({ email: customer.email });
+    const subscription = await billing.subscription(
+      { customerId: customer.id, stripeCustomerId: stripeCustomer.id },
+      plan,
+    );
+    await sql('update subscription set metadata = ?::jsonb where id = ?', [
+      JSON.stringify({ orderedBy: customer.email }),
+      subscription.id,
+    ]);
+    expect((await billing.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'active',
+    );
+    const owner = await billing.customer();
+    const organizationId = await billing.organization([
+      { customerId: owner.id, role: 'owner' },
+      { customerId: customer.id, role: 'member' },
+    ]);
+    const session = await billing.session(customer.id);
+    const organizationSession = await billing.session(customer.id, organizationId);
+    expect((await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(session))).status).toBe(200);
+    const requested = await server.http
+      .post(`/v1/apps/${appId}/auth/magic-link`)
+      .send({ email: customer.email, redirectUrl: 'http://localhost:3000/callback' });
+    expect(requested.status).toBe(200);
+    const magicToken = await tokenFromDevMailbox(server, customer.email);
+    // A kept GraphQL answer that shows the customer's metadata without its id, e-mail or name.
+    const selectedAlone = await server.http
+      .post('/graphql')
+      .set(auth())
+      .set('idempotency-key', randomUUID())
+      .send({
+        query:
+          'mutation($id: ID!) { updateCustomer(id: $id, input: { metadata: { seen: true } }) { metadata } }',
+        variables: { id: customer.id },
+      });
+    expect(selectedAlone.body.data.updateCustomer.metadata).toEqual({
+      note: customer.metadataMarker,
+      seen: true,
+    });
+    // An answer kept under the customer's own session (a checkout: no personal data in it, but its own).
+    const sessionKey = randomUUID();
+    const checkout = await server.http
+      .post('/v1/checkout/session')
+      .set(auth(session))
+      .set('idempotency-key', sessionKey)
+      .send({
+        customerId: customer.id,
+        planId: plan.slug,
+        successUrl: 'http://localhost:3000/ok',
+        cancelUrl: 'http://localhost:3000/no',
+      });
+    expect(checkout.status).toBe(200);
+    expect(await sql('select 1 from idempotency_record where key = ?', [sessionKey])).toHaveLength(1);
+    const before = await total();
+    const needles = [customer.email, customer.name, customer.metadataMarker];
+    expect((await wherePersonalDataRemains(needles)).length).toBeGreaterThan(0);
+
+    const res = await server.http.delete(`/v1/customers/${customer.id}`).set(auth());
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: customer.id, deleted: true });
+
+    // Canceled at Stripe, and kept here as billing history without the customer.
+    expect((await billing.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'canceled',
+    );
+    const kept = await billing.stored(subscription.id);
+    expect(kept.customer).toBeNull();
+    expect(kept.status).toBe('canceled');
+    expect(kept.stripeSubscriptionId).toBe(subscription.stripeSubscriptionId);
+    expect(kept.stripeCustomerId).toBe(stripeCustomer.id);
+    expect(kept.metadata).toEqual({});
+
+    // Credentials die at once.
+    for (const token of [session, organizationSession]) {
+      const answer = await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(token));
+      expect(answer.status).toBe(401);
+    }
+    const verified = await server.http.post(`/v1/apps/${appId}/auth/verify`).send({ token: magicToken });
+    expect(verified.status).toBe(401);
+
+    // Gone from the app, counted exactly, and from the organization.
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
+    expect(await total()).toBe(before - 1);
+    const [counts] = await sql<{ kept: string; actual: string }>(
+      `select (select coalesce(sum(n), 0) from customer_count where app_id = ?)::text as kept,
+              (select count(*) from customer where app_id = ?)::text as actual`,
+      [appId, appId],
+    );
+    expect(counts!.kept).toBe(counts!.actual);
+    expect(await sql('select 1 from organization_member where customer_id = ?', [customer.id])).toEqual([]);
+    expect(
+      await sql('select 1 from organization_member where organization_id = ?', [organizationId]),
+    ).toHaveLength(1);
+
+    expect(await wherePersonalDataRemains(needles)).toEqual([]);
+    expect(await sql('select 1 from idempotency_record where key = ?', [sessionKey])).toEqual([]);
+
+    // The stored answer of the sign-up is gone too: the same key runs again instead of replaying.
+    const again = await server.http
+      .post('/v1/customers')
+      .set(auth())
+      .set('idempotency-key', customer.key)
+      .send({ email: customer.email, name: customer.name, metadata: { note: customer.metadataMarker } });
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.body.id).not.toBe(customer.id);
+
+    expect((await server.http.delete(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
+  });
+
+  it('answers 409 for the last owner of an organization, and changes nothing (not even at Stripe)', async () => {
+    const customer = await customerWithPersonalData();
+    const stripeCustomer = await billing.stripe.customers.create({ email: customer.email });
+    const subscription = await billing.subscription(
+      { customerId: customer.id, stripeCustomerId: stripeCustomer.id },
+      plan,
+    );
+    const organizationId = await billing.organization([{ customerId: customer.id, role: 'owner' }]);
+    const session = await billing.session(customer.id);
+
+    const res = await server.http.delete(`/v1/customers/${customer.id}`).set(auth());
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Customer ${customer.id} is the last owner of organization ${organizationId}: make another member owner first`,
+      error: 'Conflict',
+    });
+    expect((await billing.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'active',
+    );
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(200);
+    expect((await server.http.get(`/v1/apps/${appId}/auth/session`).set(auth(session))).status).toBe(200);
+  });
+
+  it('never fails nor leaves a membership when the customer is added to an organization meanwhile', async () => {
+    const owner = await billing.customer();
+    for (let i = 0; i < 5; i++) {
+      const customer = await customerWithPersonalData();
+      const organizationId = await billing.organization([{ customerId: owner.id, role: 'owner' }]);
+      const [deleted, added] = await Promise.all([
+        server.http.delete(`/v1/customers/${customer.id}`).set(auth()),
+        server.graphql(
+          'mutation($o: ID!, $c: ID!) { addOrganizationMember(organizationId: $o, customerId: $c, role: owner) { role } }',
+          { o: organizationId, c: customer.id },
+          apiKey,
+        ),
+      ]);
+      expect(deleted.status).toBe(200);
+      // Added before the deletion (then removed with it), or refused because the customer is gone.
+      if (added.body.errors) expect(added.body.errors[0].extensions.statusCode).toBe(404);
+      else expect(added.body.data).toEqual({ addOrganizationMember: { role: 'owner' } });
+      expect(await sql('select 1 from organization_member where customer_id = ?', [customer.id])).toEqual([]);
+    }
+  });
+
+  it('deletes nothing when Stripe cannot be reached to cancel: 503, and the call can be sent again', async () => {
+    const down = await startServerWithUnreachableStripe();
+    try {
+      const app = await down.createApp();
+      const fixtures = new Fixtures(down, app.appId);
+      const planId = await fixtures.plan('pro', { seats: 5 });
+      const customerId = await fixtures.customer();
+      const subscriptionId = await fixtures.subscription({ customerId }, planId, 'active');
+      const res = await down.http.delete(`/v1/customers/${customerId}`).set(auth(app.apiKey));
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({
+        statusCode: 503,
+        message: 'The payment provider is unavailable, try again later',
+        error: 'Service Unavailable',
+      });
+      expect((await down.http.get(`/v1/customers/${customerId}`).set(auth(app.apiKey))).status).toBe(200);
+      const [row] = await withContext(down.deps.orm, () =>
+        down.deps.orm.em.execute<{ customer_id: string | null; status: string }[]>(
+          'select customer_id, status from subscription where id = ?',
+          [subscriptionId],
+        ),
+      );
+      expect(row).toEqual({ customer_id: customerId, status: 'active' });
+    } finally {
+      await down.close();
+    }
+  });
+
+  it("answers 404 for another app's customer and 403 for a session token", async () => {
+    const customer = await customerWithPersonalData();
+    const other = await server.createApp();
+    const foreign = await server.http.delete(`/v1/customers/${customer.id}`).set(auth(other.apiKey));
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({
+      statusCode: 404,
+      message: `Customer ${customer.id} not found`,
+      error: 'Not Found',
+    });
+    const session = await billing.session(customer.id);
+    const forbidden = await server.http.delete(`/v1/customers/${customer.id}`).set(auth(session));
+    expect(forbidden.status).toBe(403);
+    const anonymous = await server.http.delete(`/v1/customers/${customer.id}`);
+    expect(anonymous.status).toBe(401);
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(200);
+  });
+});
+
+describe('customer.deleted and stored webhook payloads', () => {
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  it("tells the app's endpoint with { id } and erases the payloads that named the customer", async () => {
+    // An app of its own: its endpoint must not see the other tests' customers.
+    const own = await server.createApp();
+    const ownBilling = new BillingFixtures(server, own.appId);
+    const ownPlan = await ownBilling.plan();
+    const endpoint = await server.http
+      .post('/v1/webhook-endpoints')
+      .set(auth(own.apiKey))
+      .send({ url: `${receiver.url}/erasure` });
+    expect(endpoint.status).toBe(201);
+    const secret = endpoint.body.secret as string;
+    const customer = await customerWithPersonalData(own.apiKey);
+    const stripeCustomer = await ownBilling.stripe.customers.create({ email: customer.email });
+    const subscription = await ownBilling.subscription(
+      { customerId: customer.id, stripeCustomerId: stripeCustomer.id },
+      ownPlan,
+    );
+    const ofCustomer = (type: string) =>
+      receiver.received.find(
+        (r) => r.path === '/erasure' && r.payload.type === type && r.payload.data.id === customer.id,
+      );
+    const created = await eventually(() => ofCustomer('customer.created'), { what: 'customer.created' });
+    expect(created.payload.data.email).toBe(customer.email);
+    const stored = await sql<{ n: string }>(
+      'select count(*) as n from webhook_event where strpos(body, ?) > 0',
+      [customer.email],
+    );
+    expect(stored).toEqual([{ n: '1' }]);
+
+    const res = await server.http.delete(`/v1/customers/${customer.id}`).set(auth(own.apiKey));
+    expect(res.status).toBe(200);
+
+    const deleted = await eventually(() => ofCustomer('customer.deleted'), { what: 'customer.deleted' });
+    expect(verify(secret, deleted)).toEqual(deleted.payload);
+    expect(deleted.payload.data).toEqual({ id: customer.id });
+    expect(deleted.headers['webhook-id']).toMatch(/^msg_/);
+    // Recorded, and the only stored event left that names the customer.
+    const naming = await sql<{ type: string }>(
+      'select type from webhook_event where app_id = ? and strpos(body, ?) > 0',
+      [own.appId, customer.id],
+    );
+    expect(naming).toEqual([{ type: 'customer.deleted' }]);
+    expect((await ownBilling.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
+      'canceled',
+    );
+    expect(await wherePersonalDataRemains([customer.email, customer.name, customer.metadataMarker])).toEqual(
+      [],
+    );
+  });
+});
+
+describe('GraphQL deleteCustomer', () => {
+  it('deletes through the same core', async () => {
+    const customer = await customerWithPersonalData();
+    const res = await server.graphql(
+      'mutation($id: ID!) { deleteCustomer(id: $id) { id deleted } }',
+      { id: customer.id },
+      apiKey,
+    );
+    expect(res.body).toEqual({ data: { deleteCustomer: { id: customer.id, deleted: true } } });
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
+    const missing = await server.graphql(
+      'mutation($id: ID!) { deleteCustomer(id: $id) { id } }',
+      { id: customer.id },
+      apiKey,
+    );
+    expect(missing.body.errors?.[0].extensions).toEqual({ code: 'NOT_FOUND', statusCode: 404 });
+  });
+
+  it('is idempotent with the header: a repeat replays the deletion instead of answering 404', async () => {
+    const customer = await customerWithPersonalData();
+    const key = randomUUID();
+    const send = () =>
+      server.http
+        .post('/graphql')
+        .set(auth())
+        .set('idempotency-key', key)
+        .send({
+          query: 'mutation($id: ID!) { deleteCustomer(id: $id) { id deleted } }',
+          variables: { id: customer.id },
+        });
+    const first = await send();
+    const again = await send();
+    expect(first.body).toEqual({ data: { deleteCustomer: { id: customer.id, deleted: true } } });
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+});
