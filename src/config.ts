@@ -33,6 +33,8 @@ export interface Config {
     readonly webhookSecret: string | undefined;
     readonly apiBase: string | undefined;
     readonly emulatorPort: number;
+    /** Minutes between two reconciliations of every linked customer with Stripe; 0 turns them off. */
+    readonly reconcileIntervalMinutes: number;
   };
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
@@ -147,6 +149,7 @@ const envSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
   STRIPE_EMULATOR_PORT: port.default(12111),
+  STRIPE_RECONCILE_INTERVAL_MINUTES: z.coerce.number().int().min(0).max(525_600).default(360),
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
@@ -235,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,
       apiBase: e.STRIPE_API_BASE,
       emulatorPort: e.STRIPE_EMULATOR_PORT,
+      reconcileIntervalMinutes: e.STRIPE_RECONCILE_INTERVAL_MINUTES,
     },
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? 'Tollgate <no-reply@tollgate.localhost>',

@@ -3,6 +3,7 @@ import { buildSchema, type ClassType, type ContainerType, type NonEmptyArray } f
 import type { GraphQLContext } from './graphql/context.js';
 import { AppsResolver } from './modules/apps/apps.resolver.js';
 import { AuthResolver } from './modules/auth/auth.resolver.js';
+import { BillingPortalResolver } from './modules/billing-portal/billing-portal.resolver.js';
 import { CheckoutResolver } from './modules/checkout/checkout.resolver.js';
 import { CouponsResolver } from './modules/coupons/coupons.resolver.js';
 import { CustomersResolver } from './modules/customers/customers.resolver.js';
@@ -14,6 +15,7 @@ import { FIELD_LIMITS } from './modules/rate-limits/field-limits.js';
 import { applyFieldRateLimits, FieldRateLimiter } from './modules/rate-limits/field-rate-limit.middleware.js';
 import { CustomerSubscriptionsResolver } from './modules/subscriptions/customer-subscriptions.resolver.js';
 import { SubscriptionLifecycleResolver } from './modules/subscriptions/subscription-lifecycle.resolver.js';
+import { SubscriptionReconcileResolver } from './modules/subscriptions/subscription-reconcile.resolver.js';
 import { SubscriptionsResolver } from './modules/subscriptions/subscriptions.resolver.js';
 import type { Services } from './services.js';
 
@@ -31,6 +33,8 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   SubscriptionLifecycleResolver,
   PlansResolver,
   SubscriptionsResolver,
+  BillingPortalResolver,
+  SubscriptionReconcileResolver,
 ];
 
 /**
@@ -51,6 +55,8 @@ export function createResolverContainer(services: Services): ContainerType {
     [SubscriptionLifecycleResolver, new SubscriptionLifecycleResolver(services.subscriptionLifecycle)],
     [PlansResolver, new PlansResolver(services.plans)],
     [SubscriptionsResolver, new SubscriptionsResolver(services.subscriptions)],
+    [BillingPortalResolver, new BillingPortalResolver(services.billingPortal)],
+    [SubscriptionReconcileResolver, new SubscriptionReconcileResolver(services.subscriptionReconcile)],
     [FieldRateLimiter, new FieldRateLimiter(services.rateLimits)],
   ]);
   return {

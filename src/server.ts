@@ -13,6 +13,7 @@ import { randomSecret } from './core/tokens.js';
 import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './db.js';
 import type { EmbeddedPostgres } from './infra/embedded-postgres.js';
 import { type Logger, loggerFor } from './infra/logger.js';
+import { SingleInstanceSchedule } from './infra/single-instance-schedule.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -141,9 +142,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const scheme = config.tls ? 'https' : 'http';
     const url = `${scheme}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     payments.connectWebhooks(`${url}/v1/webhooks/stripe`);
+    const ormRef = orm;
+    // Drift repair with Stripe, by one instance at a time (STRIPE_RECONCILE_INTERVAL_MINUTES; 0: off).
+    const reconcile = new SingleInstanceSchedule({
+      name: 'tollgate:stripe-reconcile',
+      connectionString: database.url,
+      intervalMs: config.stripe.reconcileIntervalMinutes * 60_000,
+      connectTimeoutMs: config.database.connectTimeoutMs,
+      logger,
+      task: async () => {
+        await withContext(ormRef, () => services.subscriptionReconcile.reconcile());
+      },
+    });
+    reconcile.start();
 
     let closing: Promise<void> | undefined;
-    const ormRef = orm;
     const storeRef = rateLimitStore;
     const paymentsRef = payments;
     return {
@@ -158,6 +171,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         closing ??= (async () => {
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
+          await reconcile.stop();
           await paymentsRef.close();
           await services.changes.close();
           await storeRef.close();

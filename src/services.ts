@@ -7,6 +7,7 @@ import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
+import { BillingPortalService } from './modules/billing-portal/billing-portal.service.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
@@ -21,6 +22,7 @@ import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js'
 import { ProviderNotificationsService } from './modules/subscriptions/provider-notifications.service.js';
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
+import { SubscriptionReconcileService } from './modules/subscriptions/subscription-reconcile.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import type { Metrics } from './telemetry/metrics.js';
 
@@ -62,6 +64,8 @@ export interface Services {
   readonly subscriptionHistory: SubscriptionHistoryService;
   readonly subscriptionLifecycle: SubscriptionLifecycleService;
   readonly subscriptions: SubscriptionsService;
+  readonly billingPortal: BillingPortalService;
+  readonly subscriptionReconcile: SubscriptionReconcileService;
 }
 
 export function createServices(deps: Deps): Services {
@@ -108,8 +112,12 @@ export function createServices(deps: Deps): Services {
     }),
     organizations,
     plans: new PlansService(deps.orm, deps.payments),
-    providerNotifications: new ProviderNotificationsService(deps.orm, deps.payments, customers, (outcome) =>
-      metrics?.notification('stripe', outcome),
+    providerNotifications: new ProviderNotificationsService(
+      deps.orm,
+      deps.payments,
+      customers,
+      (outcome) => metrics?.notification('stripe', outcome),
+      deps.logger,
     ),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits, (rule) =>
       metrics?.rateLimited(rule),
@@ -118,5 +126,7 @@ export function createServices(deps: Deps): Services {
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),
     subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.clock, deps.payments),
     subscriptions: new SubscriptionsService(deps.orm),
+    billingPortal: new BillingPortalService(deps.orm, deps.payments),
+    subscriptionReconcile: new SubscriptionReconcileService(deps.orm, deps.clock, deps.payments, deps.logger),
   };
 }

@@ -1,10 +1,12 @@
 import type { Router } from 'express';
 import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
+import { billingPortalRouter } from '../modules/billing-portal/billing-portal.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
+import { subscriptionReconcileRouter } from '../modules/subscriptions/subscription-reconcile.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
 import type { Services } from '../services.js';
 
@@ -22,6 +24,8 @@ export function v1Router(services: Services): Router {
     entitlementsRouter(services.entitlements),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
     subscriptionsRouter(services.subscriptions),
+    billingPortalRouter(services.billingPortal),
+    subscriptionReconcileRouter(services.subscriptionReconcile),
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');

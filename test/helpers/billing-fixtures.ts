@@ -144,22 +144,33 @@ export class BillingFixtures {
     if (paid.status !== 303) throw new Error(`checkout payment failed with ${paid.status}`);
     const completed = await this.stripe.checkout.sessions.retrieve(checkout.id);
     const remote = await this.stripe.subscriptions.retrieve(String(completed.subscription));
+    // The emulator's notifications reach Tollgate too, and one about a subscription of a linked customer
+    // imports it: whichever comes first writes the row, the other completes it (one row per subscription).
+    const fields = {
+      customer: owner.organizationId ? null : owner.customerId,
+      organization: owner.organizationId ?? null,
+      plan: plan.planId,
+      status: remote.status as Subscription['status'],
+      currentPeriodEnd: new Date(remote.items.data[0]!.current_period_end * 1000),
+      trialEnd: remote.trial_end ? new Date(remote.trial_end * 1000) : null,
+      ...(options.createdAt ? { createdAt: options.createdAt } : {}),
+    };
     const id = await this.run(async () => {
       const em = this.core.deps.orm.em;
-      const row = em.create(Subscription, {
-        id: newId('sub'),
-        app: this.appId,
-        customer: owner.organizationId ? null : owner.customerId,
-        organization: owner.organizationId ?? null,
-        plan: plan.planId,
-        stripeSubscriptionId: remote.id,
-        stripeCustomerId: owner.stripeCustomerId,
-        status: remote.status as Subscription['status'],
-        currentPeriodEnd: new Date(remote.items.data[0]!.current_period_end * 1000),
-        trialEnd: remote.trial_end ? new Date(remote.trial_end * 1000) : null,
-        ...(options.createdAt ? { createdAt: options.createdAt } : {}),
-      });
-      await em.flush();
+      await em
+        .createQueryBuilder(Subscription)
+        .insert({
+          id: newId('sub'),
+          app: this.appId,
+          stripeSubscriptionId: remote.id,
+          stripeCustomerId: owner.stripeCustomerId,
+          ...fields,
+        })
+        .onConflict(['stripeSubscriptionId'])
+        .ignore()
+        .execute('run');
+      await em.nativeUpdate(Subscription, { stripeSubscriptionId: remote.id }, fields);
+      const row = await em.findOneOrFail(Subscription, { stripeSubscriptionId: remote.id });
       return row.id;
     });
     return { id, stripeSubscriptionId: remote.id };
