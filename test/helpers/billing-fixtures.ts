@@ -43,14 +43,21 @@ export class BillingFixtures {
 
   /** A plan of the app sold at a new Stripe price; returns the plan's slug (its public id) and the price. */
   async plan(
-    options: { slug?: string; unitAmount?: number; currency?: string; trialDays?: number } = {},
+    options: {
+      slug?: string;
+      unitAmount?: number;
+      currency?: string;
+      trialDays?: number;
+      features?: Record<string, unknown>;
+      productName?: string;
+    } = {},
   ): Promise<{ slug: string; planId: string; price: Stripe.Price }> {
     const slug = options.slug ?? `plan-${randomBytes(3).toString('hex')}`;
     const price = await this.stripe.prices.create({
       currency: options.currency ?? 'usd',
       unit_amount: options.unitAmount ?? 2000,
       recurring: { interval: 'month' },
-      product_data: { name: slug },
+      product_data: { name: options.productName ?? slug },
     });
     const planId = await this.run(async () => {
       const em = this.core.deps.orm.em;
@@ -61,7 +68,7 @@ export class BillingFixtures {
         name: slug.toUpperCase(),
         stripePriceId: price.id,
         trialDays: options.trialDays ?? 0,
-        features: { seats: 5 },
+        features: options.features ?? { seats: 5 },
       });
       await em.flush();
       return plan.id;
