@@ -48,7 +48,7 @@ export class BillingFixtures {
       unitAmount?: number;
       currency?: string;
       trialDays?: number;
-      features?: Record<string, unknown>;
+      features?: Plan['features'];
       productName?: string;
     } = {},
   ): Promise<{ slug: string; planId: string; price: Stripe.Price }> {
