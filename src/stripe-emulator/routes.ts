@@ -16,6 +16,7 @@ import {
 } from './coupons.js';
 import { createCustomer, customerOrFail, listCustomers, updateCustomer } from './customers.js';
 import { eventOrFail, listEvents } from './events.js';
+import { previewInvoice } from './invoice-preview.js';
 import { invoiceOrFail, listInvoices } from './invoices.js';
 import { bool, type Obj, type Params } from './parameters.js';
 import { createPrice, createProduct, listPrices, priceOrFail, productOrFail } from './prices.js';
@@ -24,7 +25,6 @@ import {
   cancelSubscription,
   createSubscription,
   listSubscriptions,
-  previewInvoice,
   renewSubscription,
   subscriptionOrFail,
   updateSubscription,
