@@ -62,6 +62,12 @@ describe('schema/openapi.yaml', () => {
         'GET /v1/apps/{appId}/auth/verify',
         'GET /v1/apps/{appId}/auth/session',
         'POST /v1/webhooks/stripe',
+        // Billing moves (Tollgate's choices).
+        'POST /v1/subscriptions/{id}/change-plan',
+        'POST /v1/subscriptions/{id}/change-plan/preview',
+        'POST /v1/billing-portal/session',
+        'POST /v1/customers/{id}/sync',
+        'POST /v1/organizations/{id}/sync',
       ].sort(),
     );
   });

@@ -154,6 +154,10 @@ export interface PaymentProvider {
     },
     idempotencyKey: string,
   ): Promise<{ readonly id: string }>;
+  /** A provider customer's contact details (as entered at checkout), or null when it does not exist. */
+  retrieveCustomer(
+    id: string,
+  ): Promise<{ readonly id: string; readonly email: string | null; readonly name: string | null } | null>;
   retrievePrice(id: string): Promise<ProviderPrice | null>;
   /** A recurring price on a new product (seeding and scripts). */
   createRecurringPrice(input: {

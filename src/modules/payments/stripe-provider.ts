@@ -75,6 +75,12 @@ export class StripePaymentProvider implements PaymentProvider {
     return { id: customer.id };
   }
 
+  async retrieveCustomer(id: string) {
+    const customer = await orNull(() => this.#stripe.customers.retrieve(id));
+    if (!customer || customer.deleted) return null;
+    return { id: customer.id, email: customer.email ?? null, name: customer.name ?? null };
+  }
+
   async retrievePrice(id: string): Promise<ProviderPrice | null> {
     const price = await orNull(() => this.#stripe.prices.retrieve(id));
     return price ? fromStripePrice(price) : null;

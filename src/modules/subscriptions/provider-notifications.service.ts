@@ -146,15 +146,19 @@ export class ProviderNotificationsService {
    * plan sold at its price. A Stripe customer Tollgate does not know is none of its business.
    */
   async #importUnknown(event: ProviderEvent, remote: ProviderSubscription): Promise<{ applied: boolean }> {
+    const tracking = readTracking(remote.metadata);
+    // A checkout by e-mail creates the customer with what the buyer entered at Stripe, which the Stripe
+    // customer holds; read before the transaction so no lock is held across a network call.
+    const buyer =
+      tracking && 'email' in tracking.buyer ? await this.payments.retrieveCustomer(remote.customerId) : null;
     return this.orm.em.transactional(async (em) => {
       if (!(await markProcessed(em, event))) return { applied: false };
-      const tracking = readTracking(remote.metadata);
       let owner: SubscriptionOwner;
       let plan: Plan | null;
       if (tracking) {
         const tracked = await this.#trackedAppAndPlan(em, tracking, `subscription ${remote.id}`);
-        const buyer = { customerEmail: null, customerName: null };
-        owner = await this.#owner(em, tracked.app, tracking.buyer, buyer, remote);
+        const details = { customerEmail: buyer?.email ?? null, customerName: buyer?.name ?? null };
+        owner = await this.#owner(em, tracked.app, tracking.buyer, details, remote);
         plan = tracked.plan;
       } else {
         const linked = await linkedOwner(em, remote.customerId);
@@ -227,7 +231,7 @@ export class ProviderNotificationsService {
     } else {
       const email = session.customerEmail ?? buyer.email;
       customer = await this.customers.findOrCreateByEmail(em, app.id, email, { name: session.customerName });
-      // Created first by the subscription's own notification, which knows no name: the checkout's completes it.
+      // Created first by another notification of the checkout without a name: the checkout's completes it.
       if (session.customerName && customer.name === null) customer.name = session.customerName;
     }
     this.customers.linkPaymentCustomer(customer, remote.customerId);
