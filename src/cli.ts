@@ -7,6 +7,7 @@ import { ADMIN } from './core/principal.js';
 import { listenFailure, StartupError } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
 import { migrate, withContext } from './db.js';
+import { JobQueue } from './infra/job-queue.js';
 import { loggerFor } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
@@ -101,8 +102,18 @@ async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>)
   const logger = loggerFor(config, { level: process.env.LOG_LEVEL ?? 'warn', toStderr: true });
   const database = await openDatabase(config, logger);
   const orm = await connectDatabase(database);
+  let jobs: JobQueue | undefined;
   try {
     await migrate(orm);
+    // Enqueue only: what a command enqueues (an outbound event, say) is run by a serving instance.
+    jobs = await JobQueue.start({
+      connectionString: database.url,
+      logger,
+      schema: config.jobQueue.schema,
+      superviseIntervalSeconds: config.jobQueue.superviseIntervalSeconds,
+      workers: false,
+      maxConnections: 1,
+    });
     const services = createServices({
       config,
       orm,
@@ -113,9 +124,11 @@ async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>)
       // One-shot commands serve no HTTP requests: nothing to count.
       rateLimitStore: new MemoryRateLimitStore(config.rateLimits.keyPrefix),
       payments: cliPaymentProvider(config),
+      jobs,
     });
     return await withContext(orm, () => fn(services));
   } finally {
+    await jobs?.stop();
     await orm.close(true);
     await database.embedded?.stop();
   }

@@ -48,6 +48,13 @@ export interface Config {
   };
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
   readonly graphqlLimits: GraphQLLimits;
+  /** Background jobs (src/infra/job-queue.ts). */
+  readonly jobQueue: {
+    /** PostgreSQL schema holding the queue's tables; instances sharing it share the work. */
+    readonly schema: string;
+    /** How often jobs held by a dead process are taken back (with each queue's own expiry). */
+    readonly superviseIntervalSeconds: number;
+  };
   readonly logLevel: string;
   /** LOG_FORMAT; unset, the process decides (pretty at a development terminal, else JSON). */
   readonly logFormat: 'json' | 'pretty' | undefined;
@@ -149,7 +156,17 @@ const envSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
   STRIPE_EMULATOR_PORT: port.default(12111),
-  STRIPE_RECONCILE_INTERVAL_MINUTES: z.coerce.number().int().min(0).max(525_600).default(360),
+  // Said as a cron schedule, so it must divide an hour, or be whole hours dividing a day.
+  STRIPE_RECONCILE_INTERVAL_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1440)
+    .refine((m) => m === 0 || (m <= 60 ? 60 % m === 0 : m % 60 === 0 && 1440 % m === 0), {
+      message:
+        'STRIPE_RECONCILE_INTERVAL_MINUTES must divide an hour (e.g. 15, 30, 60) or be whole hours dividing a day (120, 360, 720, 1440), or 0 to turn it off',
+    })
+    .default(360),
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
@@ -181,6 +198,11 @@ const envSchema = z.object({
   GRAPHQL_MAX_QUEUED_PER_CREDENTIAL: z.coerce.number().int().min(0).default(1000),
   GRAPHQL_QUEUE_TIMEOUT_MS: positive.default(5000),
   GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: positive.default(2),
+  JOB_QUEUE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'JOB_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier')
+    .default('pgboss'),
+  JOB_QUEUE_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -275,6 +297,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxQueuedPerCredential: e.GRAPHQL_MAX_QUEUED_PER_CREDENTIAL,
       queueTimeoutMs: e.GRAPHQL_QUEUE_TIMEOUT_MS,
       maxConnectionsPerRequest: e.GRAPHQL_MAX_CONNECTIONS_PER_REQUEST,
+    },
+    jobQueue: {
+      schema: e.JOB_QUEUE_SCHEMA,
+      superviseIntervalSeconds: e.JOB_QUEUE_SUPERVISE_INTERVAL_SECONDS,
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -12,11 +12,12 @@ import { databaseFailure, listenFailure } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
 import { connect, migrateUnbounded, type Orm, timeoutOptions, withContext } from './db.js';
 import type { EmbeddedPostgres } from './infra/embedded-postgres.js';
+import { JobQueue } from './infra/job-queue.js';
 import { type Logger, loggerFor } from './infra/logger.js';
-import { SingleInstanceSchedule } from './infra/single-instance-schedule.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
+import { scheduleStripeReconcile } from './modules/subscriptions/subscription-reconcile.jobs.js';
 import { answerClientErrors } from './rest/client-errors.js';
 import { createServices, type Deps, type Services } from './services.js';
 import { Metrics } from './telemetry/metrics.js';
@@ -102,10 +103,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let orm: Orm | undefined;
   let rateLimitStore: RateLimitStore | undefined;
   let payments: PaymentsRuntime | undefined;
+  let jobs: JobQueue | undefined;
   try {
     orm = await connectDatabase(database, timeoutOptions(config.database));
     const applied = await migrateUnbounded(orm);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+
+    jobs = await JobQueue.start({
+      connectionString: database.url,
+      logger,
+      schema: config.jobQueue.schema,
+      superviseIntervalSeconds: config.jobQueue.superviseIntervalSeconds,
+      workers: true,
+    });
 
     const adminToken = await resolveAdminToken(config);
     const mailer = createMailer(config, logger);
@@ -126,6 +136,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       rateLimitStore,
       payments: payments.provider,
       metrics: new Metrics({ processMetrics: true }),
+      jobs,
     };
     deps.metrics?.observePool(orm);
     const services = createServices(deps);
@@ -143,22 +154,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const url = `${scheme}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     payments.connectWebhooks(`${url}/v1/webhooks/stripe`);
     const ormRef = orm;
-    // Drift repair with Stripe, by one instance at a time (STRIPE_RECONCILE_INTERVAL_MINUTES; 0: off).
-    const reconcile = new SingleInstanceSchedule({
-      name: 'tollgate:stripe-reconcile',
-      connectionString: database.url,
-      intervalMs: config.stripe.reconcileIntervalMinutes * 60_000,
-      connectTimeoutMs: config.database.connectTimeoutMs,
-      logger,
-      task: async () => {
-        await withContext(ormRef, () => services.subscriptionReconcile.reconcile());
-      },
-    });
-    reconcile.start();
+    // Drift repair with Stripe on the job queue, one run at a time across instances.
+    await scheduleStripeReconcile(jobs, config.stripe.reconcileIntervalMinutes, () =>
+      withContext(ormRef, () => services.subscriptionReconcile.reconcile()),
+    );
 
     let closing: Promise<void> | undefined;
     const storeRef = rateLimitStore;
     const paymentsRef = payments;
+    const jobsRef = jobs;
     return {
       url,
       port,
@@ -171,7 +175,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         closing ??= (async () => {
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
-          await reconcile.stop();
+          await jobsRef.stop(); // lets running jobs finish before the database goes
           await paymentsRef.close();
           await services.changes.close();
           await storeRef.close();
@@ -185,6 +189,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (error) {
     await rateLimitStore?.close().catch(() => undefined);
     await payments?.close().catch(() => undefined);
+    await jobs?.stop().catch(() => undefined);
     await orm?.close(true).catch(() => undefined);
     await database.embedded?.stop().catch(() => undefined);
     throw error;

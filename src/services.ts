@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
 import { ChangeFeed } from './infra/change-feed.js';
+import type { JobQueue } from './infra/job-queue.js';
 import type { Logger } from './infra/logger.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
@@ -40,6 +41,8 @@ export interface Deps {
   readonly rateLimitStore: RateLimitStore;
   /** Stripe through the official SDK: Stripe itself, or the bundled emulator in development and tests. */
   readonly payments: PaymentProvider;
+  /** Background jobs on PostgreSQL: with workers in a serving process, enqueue-only in one-shot commands. */
+  readonly jobs: JobQueue;
   /** Prometheus metrics of a serving process; absent in one-shot commands, where nothing is scraped. */
   readonly metrics?: Metrics;
 }

@@ -40,6 +40,21 @@ function literalProblem(document: DocumentNode): InputProblem | undefined {
 }
 
 /**
+ * The literal problem of each parsed document, remembered: Apollo hands every request for the same query
+ * text the same cached document, so a known query is walked once, not once per request.
+ */
+const literalProblems = new WeakMap<DocumentNode, InputProblem | null>();
+
+function cachedLiteralProblem(document: DocumentNode): InputProblem | undefined {
+  let problem = literalProblems.get(document);
+  if (problem === undefined) {
+    problem = literalProblem(document) ?? null;
+    literalProblems.set(document, problem);
+  }
+  return problem ?? undefined;
+}
+
+/**
  * Refuses, before execution, argument values and variables that cannot be stored as sent (NUL, lone
  * surrogates, non-finite numbers, nesting beyond the input depth): `BAD_USER_INPUT`, HTTP 400. One
  * check for every transport GraphQL arrives by (POST body, GET query string), so no resolver sees them.
@@ -49,7 +64,8 @@ export function inputValuesPlugin(): ApolloServerPlugin {
     async requestDidStart() {
       return {
         async didResolveOperation({ document, request }) {
-          const problem = literalProblem(document) ?? findInputProblem(request.variables ?? {}, 'variables');
+          const problem =
+            cachedLiteralProblem(document) ?? findInputProblem(request.variables ?? {}, 'variables');
           if (!problem) return;
           throw new GraphQLError(describeInputProblem(problem), {
             extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },

@@ -26,6 +26,49 @@ function documentOf(req: Request): string | undefined {
   return typeof query === 'string' ? query : undefined;
 }
 
+type DocumentShape = ReturnType<typeof measureDocument>;
+
+/** How much query text the shape cache may hold: a few hundred typical documents, never more memory. */
+const SHAPE_CACHE_BYTES = 1024 * 1024;
+
+/**
+ * The shapes of recently seen query texts (null: the text does not parse), so the documents a client
+ * sends again and again are parsed once here, as Apollo's own document cache does for execution. Bounded
+ * by the bytes of text it keeps; the oldest entries go first.
+ */
+export class ShapeCache {
+  readonly #shapes = new Map<string, DocumentShape | null>();
+  #bytes = 0;
+
+  constructor(private readonly maxBytes: number = SHAPE_CACHE_BYTES) {}
+
+  /** The bytes of query text held, for tests of the bound. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  shapeOf(query: string, bytes: number): DocumentShape | null {
+    const known = this.#shapes.get(query);
+    if (known !== undefined) return known;
+    let shape: DocumentShape | null;
+    try {
+      shape = measureDocument(parse(query, { noLocation: true }));
+    } catch {
+      shape = null;
+    }
+    if (bytes <= this.maxBytes) {
+      this.#shapes.set(query, shape);
+      this.#bytes += bytes;
+      for (const oldest of this.#shapes.keys()) {
+        if (this.#bytes <= this.maxBytes) break;
+        this.#shapes.delete(oldest);
+        this.#bytes -= Buffer.byteLength(oldest, 'utf8');
+      }
+    }
+    return shape;
+  }
+}
+
 /** The answer GraphQL itself gives to a request it refuses before execution (what Apollo sends). */
 function refuse(res: Response, code: string, message: string): void {
   res.setHeader('Cache-Control', 'no-store');
@@ -40,6 +83,7 @@ function refuse(res: Response, code: string, message: string): void {
  * documents within these bounds. A document that does not parse is left to Apollo, which reports why.
  */
 export function documentLimits(limits: GraphQLLimits): RequestHandler {
+  const shapes = new ShapeCache();
   return (req: Request, res: Response, next: NextFunction) => {
     const query = documentOf(req);
     if (query === undefined) return next();
@@ -52,12 +96,8 @@ export function documentLimits(limits: GraphQLLimits): RequestHandler {
         `Query is too large: ${bytes} bytes exceed the maximum of ${budget.maxDocumentBytes}`,
       );
     }
-    let shape: ReturnType<typeof measureDocument>;
-    try {
-      shape = measureDocument(parse(query, { noLocation: true }));
-    } catch {
-      return next();
-    }
+    const shape = shapes.shapeOf(query, bytes);
+    if (!shape) return next();
     if (shape.aliases > budget.maxAliases) {
       return refuse(
         res,

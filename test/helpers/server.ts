@@ -69,6 +69,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     RATE_LIMIT_PUBLIC_IP: '100000',
     // Each test server runs its own Stripe emulator on a free port, so parallel test files never collide.
     STRIPE_EMULATOR_PORT: '0',
+    // A job queue of its own, so no other test file's workers take this server's jobs; tests of several
+    // instances sharing work pass the same JOB_QUEUE_SCHEMA to each.
+    JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}`,
     ...(options.shippedDatabaseTimeouts ? {} : RELAXED_DATABASE_TIMEOUTS),
     ...options.env,
   });

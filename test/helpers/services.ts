@@ -5,6 +5,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { DomainError } from '../../src/core/errors.js';
 import { ADMIN, type ApiKeyPrincipal, type Principal } from '../../src/core/principal.js';
 import { connect, withContext } from '../../src/db.js';
+import { JobQueue } from '../../src/infra/job-queue.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { DevMailbox } from '../../src/modules/email/dev-mailbox.js';
 import { createMailer } from '../../src/modules/email/email.js';
@@ -40,6 +41,8 @@ export async function startServices(options: { readonly clock?: Clock } = {}): P
     ADMIN_TOKEN: `tg_admin_test_${randomBytes(16).toString('hex')}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     STRIPE_EMULATOR_PORT: '0',
+    // A queue of its own: no other test file's workers take this one's jobs.
+    JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}`,
   });
   const logger = createLogger(config.logLevel);
   // The run's database is migrated once by test/global-setup.js.
@@ -52,6 +55,14 @@ export async function startServices(options: { readonly clock?: Clock } = {}): P
     logger,
   });
   const payments = await startPayments(config, { logger, persistEmulatorState: false });
+  const jobs = await JobQueue.start({
+    connectionString: config.databaseUrl!,
+    logger,
+    schema: config.jobQueue.schema,
+    superviseIntervalSeconds: config.jobQueue.superviseIntervalSeconds,
+    workers: false,
+    maxConnections: 2,
+  });
   const deps: Deps = {
     config,
     orm,
@@ -61,6 +72,7 @@ export async function startServices(options: { readonly clock?: Clock } = {}): P
     mailer,
     rateLimitStore,
     payments: payments.provider,
+    jobs,
   };
   const services = createServices(deps);
   const run = <T>(fn: () => Promise<T>) => withContext(orm, fn);
@@ -78,6 +90,7 @@ export async function startServices(options: { readonly clock?: Clock } = {}): P
     },
     principalOf: (token) => run(() => services.credentials.resolve(`Bearer ${token}`)),
     async close() {
+      await jobs.stop();
       await payments.close();
       await services.changes.close();
       await rateLimitStore.close();

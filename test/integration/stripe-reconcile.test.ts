@@ -1,10 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import { withContext } from '../../src/db.js';
+import { JobQueue } from '../../src/infra/job-queue.js';
 import { createLogger } from '../../src/infra/logger.js';
-import { SingleInstanceSchedule } from '../../src/infra/single-instance-schedule.js';
 import { Customer } from '../../src/modules/customers/customer.entity.js';
 import { Organization } from '../../src/modules/organizations/organization.entity.js';
 import { Subscription } from '../../src/modules/subscriptions/subscription.entity.js';
+import {
+  STRIPE_RECONCILE_QUEUE,
+  scheduleStripeReconcile,
+} from '../../src/modules/subscriptions/subscription-reconcile.jobs.js';
 import { SyncCustomerSubscriptionsDocument } from '../generated/graphql.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
@@ -386,40 +392,97 @@ describe('the periodic reconcile', () => {
     expect(second.updated.find((c) => c.stripeSubscriptionId === made.id)).toBeUndefined();
   });
 
-  it('runs on one instance at a time through a PostgreSQL advisory lock', async () => {
+  it('is scheduled on the job queue, and a queued run imports what the notifications missed', async () => {
+    const schema = server.deps.config.jobQueue.schema;
+    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query(`select cron, timezone from "${schema}".schedule where name = $1`, [
+        STRIPE_RECONCILE_QUEUE,
+      ]);
+      // STRIPE_RECONCILE_INTERVAL_MINUTES' default, 360: every six hours.
+      expect(rows).toEqual([{ cron: '0 */6 * * *', timezone: 'UTC' }]);
+    } finally {
+      await client.end();
+    }
+    const customer = await billing.customer();
+    const made = await withoutNotifications(() =>
+      billing.stripe.subscriptions.create({
+        customer: customer.stripeCustomerId!,
+        items: [{ price: pro.price.id }],
+      }),
+    );
+    await withContext(server.deps.orm, () =>
+      server.deps.jobs.enqueue(server.deps.orm.em, STRIPE_RECONCILE_QUEUE, [{ data: {} }]),
+    );
+    const row = await eventually(async () => (await rowsOf(made.id))[0], {
+      what: 'the queued reconcile to import the subscription',
+    });
+    expect(row.customer?.id).toBe(customer.id);
+    expect(row.plan.slug).toBe('pro');
+  });
+
+  it('runs one reconciliation at a time across instances; a slot that comes meanwhile adds nothing', async () => {
+    const schema = `jobs_${randomBytes(6).toString('hex')}`;
+    const open = () =>
+      JobQueue.start({
+        connectionString: process.env.TEST_DATABASE_URL!,
+        logger: createLogger('silent'),
+        schema,
+        superviseIntervalSeconds: 1,
+        workers: true,
+      });
+    const instances = [await open(), await open()];
+    let active = 0;
+    let most = 0;
+    let runs = 0;
     let release!: () => void;
-    const held = new Promise<void>((resolve) => {
+    let gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    let entered!: () => void;
-    const started = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    const runs: string[] = [];
-    const schedule = (name: string, task: () => Promise<void>) =>
-      new SingleInstanceSchedule({
-        name: `test-reconcile-${appId}`,
-        connectionString: process.env.TEST_DATABASE_URL!,
-        intervalMs: 0,
-        connectTimeoutMs: 10_000,
-        logger: createLogger('silent'),
-        task: async () => {
-          runs.push(name);
-          await task();
-        },
-      });
-    const first = schedule('first', async () => {
-      entered();
-      await held;
-    });
-    const second = schedule('second', async () => undefined);
-    const running = first.runOnce();
-    await started;
-    expect(await second.runOnce()).toBe(false);
-    release();
-    expect(await running).toBe(true);
-    expect(await second.runOnce()).toBe(true);
-    expect(runs).toEqual(['first', 'second']);
+    try {
+      for (const jobs of instances) {
+        // Interval 0: no cron slot of its own; the test queues the runs itself.
+        await scheduleStripeReconcile(jobs, 0, async () => {
+          active += 1;
+          runs += 1;
+          most = Math.max(most, active);
+          await gate;
+          active -= 1;
+        });
+      }
+      const enqueue = (jobs: JobQueue) =>
+        withContext(server.deps.orm, () =>
+          jobs.enqueue(server.deps.orm.em, STRIPE_RECONCILE_QUEUE, [{ data: {} }]),
+        );
+      await enqueue(instances[0]!);
+      await eventually(() => (runs === 1 ? true : undefined), { what: 'the first run to start' });
+      // Both instances try to add the next slot's run while the first one runs: neither is kept.
+      await Promise.all([enqueue(instances[0]!), enqueue(instances[1]!)]);
+      const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`select state from "${schema}".job where name = $1`, [
+          STRIPE_RECONCILE_QUEUE,
+        ]);
+        expect(rows).toEqual([{ state: 'active' }]);
+        const schedules = await client.query(`select 1 from "${schema}".schedule where name = $1`, [
+          STRIPE_RECONCILE_QUEUE,
+        ]);
+        expect(schedules.rowCount).toBe(0);
+      } finally {
+        await client.end();
+      }
+      release();
+      await eventually(() => (active === 0 ? true : undefined), { what: 'the first run to end' });
+      gate = Promise.resolve();
+      await enqueue(instances[1]!);
+      await eventually(() => (runs === 2 ? true : undefined), { what: 'the next run' });
+      expect(most).toBe(1);
+    } finally {
+      release();
+      await Promise.all(instances.map((jobs) => jobs.stop()));
+    }
   });
 });
 

@@ -197,10 +197,13 @@ describe('GraphQL document caps', () => {
     const aliases = (n: number) =>
       `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`;
     expect((await server.graphql(aliases(10))).status).toBe(200);
-    expect(await server.graphql(aliases(11))).toEqual({
-      status: 400,
-      body: refusal('QUERY_TOO_MANY_ALIASES', 'Query has too many aliases: 11 exceed the maximum of 10'),
-    });
+    // Twice: the second time the shape comes from the cache of recently measured documents.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      expect(await server.graphql(aliases(11))).toEqual({
+        status: 400,
+        body: refusal('QUERY_TOO_MANY_ALIASES', 'Query has too many aliases: 11 exceed the maximum of 10'),
+      });
+    }
     expect((await server.graphql(aliases(30), {}, apiKey)).status).toBe(200);
     expect(await server.graphql(aliases(31), {}, apiKey)).toEqual({
       status: 400,
