@@ -78,6 +78,16 @@ const rowsOf = (stripeSubscriptionId: string) =>
     server.deps.orm.em.find(Subscription, { stripeSubscriptionId }, { populate: ['plan'] }),
   );
 
+/** An event the emulator recorded, delivered to Tollgate signed as Stripe would. */
+const deliver = (event: Record<string, unknown>) => {
+  const { body, signature } = signedNotification(server, event);
+  return server.http
+    .post('/v1/webhooks/stripe')
+    .set('content-type', 'application/json')
+    .set('stripe-signature', signature)
+    .send(body);
+};
+
 const settled = () =>
   eventually(() => (server.payments.emulator!.pendingDeliveries === 0 ? true : undefined), {
     what: 'the emulator to deliver every notification',
@@ -286,6 +296,28 @@ describe('notifications about a subscription Tollgate never saw', () => {
     ).toBe(true);
   });
 
+  it('acknowledges and ignores one tracked to an app this Tollgate does not have', async () => {
+    const customer = await billing.customer();
+    const made = await withoutNotifications(() =>
+      billing.stripe.subscriptions.create({
+        customer: customer.stripeCustomerId!,
+        items: [{ price: pro.price.id }],
+        metadata: {
+          tollgate_app_id: 'app_elsewhere',
+          tollgate_plan_id: 'pro',
+          tollgate_customer_id: 'cus_x',
+        },
+      }),
+    );
+    const created = server.payments.emulator!.events.find(
+      (e) => e.type === 'customer.subscription.created' && e.data.object.id === made.id,
+    )!;
+    const res = await deliver(created);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ received: true });
+    expect(await rowsOf(made.id)).toHaveLength(0);
+  });
+
   it('makes one row whichever of checkout.session.completed and customer.subscription.created comes first', async () => {
     const customer = await billing.customer();
     const buyers = [
@@ -321,14 +353,6 @@ describe('notifications about a subscription Tollgate never saw', () => {
       }
       return made;
     });
-    const deliver = (event: Record<string, unknown>) => {
-      const { body, signature } = signedNotification(server, event);
-      return server.http
-        .post('/v1/webhooks/stripe')
-        .set('content-type', 'application/json')
-        .set('stripe-signature', signature)
-        .send(body);
-    };
     // Both at once, in both orders.
     const answers = await Promise.all(
       cases.flatMap(({ completed, created }, i) =>

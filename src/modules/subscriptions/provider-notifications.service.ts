@@ -156,6 +156,8 @@ export class ProviderNotificationsService {
       let owner: SubscriptionOwner;
       let plan: Plan | null;
       if (tracking) {
+        // Made by a checkout of another Tollgate sharing the Stripe account: none of this one's business.
+        if (!(await em.findOne(App, { id: tracking.appId }))) return { applied: false };
         const tracked = await this.#trackedAppAndPlan(em, tracking, `subscription ${remote.id}`);
         const details = { customerEmail: buyer?.email ?? null, customerName: buyer?.name ?? null };
         owner = await this.#owner(em, tracked.app, tracking.buyer, details, remote);
