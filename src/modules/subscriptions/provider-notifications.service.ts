@@ -26,6 +26,7 @@ import {
   importSubscription,
   planForPrice,
   type SubscriptionOwner,
+  unmatchedPrice,
 } from './subscription-import.js';
 import { applyNewerProviderEvent, applyProviderState } from './subscription-sync.js';
 
@@ -118,7 +119,9 @@ export class ProviderNotificationsService {
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
       });
-      return { applied: this.#imported(event, outcome) };
+      this.#imported(event, outcome, owner);
+      // Applied even when the row was already complete: the owner was linked to its Stripe customer.
+      return { applied: outcome.kind !== 'skipped' };
     });
   }
 
@@ -168,13 +171,9 @@ export class ProviderNotificationsService {
         owner = linked;
         plan = await planForPrice(em, owner.appId, remote.priceId);
         if (!plan) {
-          const skipped = {
-            stripeSubscriptionId: remote.id,
-            reason: remote.priceId
-              ? `its price ${remote.priceId} matches no plan of the app`
-              : 'it has no price to find its plan by',
+          return {
+            applied: this.#imported(event, { kind: 'skipped', skipped: unmatchedPrice(remote) }, owner),
           };
-          return { applied: this.#imported(event, { kind: 'skipped', skipped }, owner) };
         }
       }
       const outcome = await importSubscription(em, {

@@ -23,6 +23,16 @@ export type ImportOutcome =
   | { readonly kind: 'created' | 'updated' | 'unchanged'; readonly subscription: Subscription }
   | { readonly kind: 'skipped'; readonly skipped: SkippedSubscription };
 
+/** Why a Stripe subscription whose price matches no plan of the app is not imported. */
+export function unmatchedPrice(remote: ProviderSubscription): SkippedSubscription {
+  return {
+    stripeSubscriptionId: remote.id,
+    reason: remote.priceId
+      ? `its price ${remote.priceId} matches no plan of the app`
+      : 'it has no price to find its plan by',
+  };
+}
+
 /** The app's plan sold at `priceId`, or null. */
 export function planForPrice(em: EntityManager, appId: string, priceId: string | null): Promise<Plan | null> {
   if (!priceId) return Promise.resolve(null);

@@ -16,6 +16,7 @@ import {
   planForPrice,
   type SkippedSubscription,
   type SubscriptionOwner,
+  unmatchedPrice,
 } from './subscription-import.js';
 
 /** The answer of a sync: the context's subscriptions afterwards (newest first) and what was not imported. */
@@ -153,17 +154,7 @@ export class SubscriptionReconcileService {
           { populate: ['plan'] },
         );
         const plan = (await planForPrice(em, owner.appId, remote.priceId)) ?? existing?.plan ?? null;
-        if (!plan) {
-          return {
-            kind: 'skipped' as const,
-            skipped: {
-              stripeSubscriptionId: remote.id,
-              reason: remote.priceId
-                ? `its price ${remote.priceId} matches no plan of the app`
-                : 'it has no price to find its plan by',
-            },
-          };
-        }
+        if (!plan) return { kind: 'skipped' as const, skipped: unmatchedPrice(remote) };
         return importSubscription(em, {
           owner,
           plan,
