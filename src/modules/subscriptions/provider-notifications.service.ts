@@ -33,6 +33,9 @@ import { applyNewerProviderEvent, applyProviderState } from './subscription-sync
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
 
+/** Rolls back an import whose row another importer created meanwhile. */
+class RowAppeared extends Error {}
+
 /**
  * Stripe's notifications, applied: a completed checkout creates the subscription (and, for a checkout by
  * e-mail, the customer); subscription and invoice events keep it in sync. Every event id is recorded in
@@ -118,6 +121,7 @@ export class ProviderNotificationsService {
         remote,
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
+        existing: 'apply',
       });
       this.#imported(event, outcome, owner);
       // Applied even when the row was already complete: the owner was linked to its Stripe customer.
@@ -154,6 +158,21 @@ export class ProviderNotificationsService {
     // customer holds; read before the transaction so no lock is held across a network call.
     const buyer =
       tracking && 'email' in tracking.buyer ? await this.payments.retrieveCustomer(remote.customerId) : null;
+    try {
+      return await this.#importNew(event, remote, tracking, buyer);
+    } catch (error) {
+      if (!(error instanceof RowAppeared)) throw error;
+      // Created meanwhile (its checkout, a sync): rolled back, and applied by the rules for a known row.
+      return this.#subscriptionChanged(event, remote);
+    }
+  }
+
+  async #importNew(
+    event: ProviderEvent,
+    remote: ProviderSubscription,
+    tracking: CheckoutTracking | null,
+    buyer: { readonly email: string | null; readonly name: string | null } | null,
+  ): Promise<{ applied: boolean }> {
     return this.orm.em.transactional(async (em) => {
       if (!(await markProcessed(em, event))) return { applied: false };
       let owner: SubscriptionOwner;
@@ -182,7 +201,9 @@ export class ProviderNotificationsService {
         remote,
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
+        existing: 'leave',
       });
+      if (outcome.kind === 'existing') throw new RowAppeared();
       return { applied: this.#imported(event, outcome, owner) };
     });
   }

@@ -21,6 +21,8 @@ export interface SkippedSubscription {
 /** What `importSubscription` did. */
 export type ImportOutcome =
   | { readonly kind: 'created' | 'updated' | 'unchanged'; readonly subscription: Subscription }
+  /** The row was there already and `existing: 'leave'` was asked: nothing was written. */
+  | { readonly kind: 'existing'; readonly subscription: Subscription }
   | { readonly kind: 'skipped'; readonly skipped: SkippedSubscription };
 
 /** Why a Stripe subscription whose price matches no plan of the app is not imported. */
@@ -45,8 +47,8 @@ export function planForPrice(em: EntityManager, appId: string, priceId: string |
  * not seen, and a reconciliation. The row is inserted with `ON CONFLICT (stripe_subscription_id) DO
  * NOTHING` and then locked, so concurrent importers of one Stripe subscription (a checkout and its
  * `customer.subscription.created` arriving together, a sync beside them) make exactly one row: the
- * first creates it, the others wait for its commit and complete it. Stripe's state is applied when it
- * is at least as new as what the row holds (`asOf`, Unix seconds).
+ * first creates it, the others wait for its commit and complete it. On a row that was there already,
+ * Stripe's state (as of `asOf`, Unix seconds) is applied as `existing` says.
  *
  * `plan` is the plan a new row gets (the checkout's, or the one found by price); an existing row keeps
  * its own unless Stripe's price says otherwise. A row of another owner is left alone and reported skipped.
@@ -59,6 +61,13 @@ export async function importSubscription(
     readonly remote: ProviderSubscription;
     readonly metadata: Metadata;
     readonly asOf: number;
+    /** A row that was there already: `leave` it to the caller, or `apply` Stripe's state when not older. */
+    readonly existing: 'leave' | 'apply';
+    /**
+     * For a row whose newest change is of `asOf`'s very second, which `asOf` cannot order: reads Stripe's
+     * current state, under the row lock, to apply instead. Without it the given state is applied.
+     */
+    readonly latest?: () => Promise<ProviderSubscription | null>;
   },
 ): Promise<ImportOutcome> {
   const { owner, plan, remote, asOf } = input;
@@ -84,6 +93,7 @@ export async function importSubscription(
     { stripeSubscriptionId: remote.id },
     { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
   );
+  if (!created && input.existing === 'leave') return { kind: 'existing', subscription };
   // Loaded after the lock, not with it (a joined plan would be locked as well).
   await em.populate(subscription, ['plan']);
   const sameOwner =
@@ -100,9 +110,13 @@ export async function importSubscription(
       },
     };
   }
-  if (!created && asOf < subscription.providerEventCreated) return { kind: 'unchanged', subscription };
+  let state = remote;
+  if (!created) {
+    if (asOf < subscription.providerEventCreated) return { kind: 'unchanged', subscription };
+    if (asOf === subscription.providerEventCreated && input.latest) state = (await input.latest()) ?? remote;
+  }
   const before = snapshot(subscription);
-  await applyProviderState(em, subscription, remote, asOf);
+  await applyProviderState(em, subscription, state, asOf);
   if (created) return { kind: 'created', subscription };
   return { kind: snapshot(subscription) === before ? 'unchanged' : 'updated', subscription };
 }

@@ -161,6 +161,9 @@ export class SubscriptionReconcileService {
           remote,
           metadata: decodeCallerMetadata(remote.metadata),
           asOf,
+          existing: 'apply',
+          // Read at `asOf`: a change stored in that same second may have come after the read.
+          latest: () => this.payments.retrieveSubscription(remote.id),
         });
       });
       const context =
@@ -191,6 +194,7 @@ export class SubscriptionReconcileService {
           );
           break;
         }
+        case 'existing':
         case 'unchanged':
           break;
       }
