@@ -40,7 +40,11 @@ let basic: Awaited<ReturnType<BillingFixtures['plan']>>;
 let pro: Awaited<ReturnType<BillingFixtures['plan']>>;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: logSink });
+  server = await startTestServer({
+    // The shipped interval, so the schedule is there to see (the helper turns it off for other tests).
+    env: { LOG_LEVEL: 'info', STRIPE_RECONCILE_INTERVAL_MINUTES: '360' },
+    logDestination: logSink,
+  });
   ({ appId, apiKey } = await server.createApp({ organizationsEnabled: true }));
   billing = new BillingFixtures(server, appId);
   basic = await billing.plan({ slug: 'basic', unitAmount: 1000 });
@@ -444,6 +448,32 @@ describe('the periodic reconcile', () => {
     });
     expect(row.customer?.id).toBe(customer.id);
     expect(row.plan.slug).toBe('pro');
+  });
+
+  it('schedules with an interval, and a start with 0 takes the schedule away', async () => {
+    const schema = `jobs_${randomBytes(6).toString('hex')}`;
+    const jobs = await JobQueue.start({
+      connectionString: process.env.TEST_DATABASE_URL!,
+      logger: createLogger('silent'),
+      schema,
+      superviseIntervalSeconds: 1,
+      workers: true,
+    });
+    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await client.connect();
+    const schedules = () =>
+      client.query(`select cron, timezone from "${schema}".schedule where name = $1`, [
+        STRIPE_RECONCILE_QUEUE,
+      ]);
+    try {
+      await scheduleStripeReconcile(jobs, 720, async () => undefined);
+      expect((await schedules()).rows).toEqual([{ cron: '0 */12 * * *', timezone: 'UTC' }]);
+      await scheduleStripeReconcile(jobs, 0, async () => undefined);
+      expect((await schedules()).rowCount).toBe(0);
+    } finally {
+      await client.end();
+      await jobs.stop();
+    }
   });
 
   it('runs one reconciliation at a time across instances; a slot that comes meanwhile adds nothing', async () => {
