@@ -196,6 +196,9 @@ describe('POST /v1/customers/:id/sync', () => {
     const foreign = await syncCustomer(customer.id, other.apiKey);
     expect(foreign.status).toBe(404);
     expect(foreign.body.message).toBe(`Customer ${customer.id} not found`);
+    const options = await syncCustomer(customer.id).send({ force: true });
+    expect(options.status).toBe(400);
+    expect(options.body.message).toBe('unknown field: force');
     const unlinked = await billing.customer({ linked: false });
     const empty = await syncCustomer(unlinked.id);
     expect(empty.status).toBe(200);

@@ -8,11 +8,11 @@ export function subscriptionReconcileRouter(reconcile: SubscriptionReconcileServ
   const router = strictRouter();
 
   router.post('/customers/:id/sync', async (req, res) => {
-    res.json(presentSync(await reconcile.syncCustomer(req.principal, req.params.id)));
+    res.json(presentSync(await reconcile.syncCustomer(req.principal, req.params.id, req.body)));
   });
 
   router.post('/organizations/:id/sync', async (req, res) => {
-    res.json(presentSync(await reconcile.syncOrganization(req.principal, req.params.id)));
+    res.json(presentSync(await reconcile.syncOrganization(req.principal, req.params.id, req.body)));
   });
 
   return router;

@@ -18,6 +18,7 @@ import {
   type SubscriptionOwner,
   unmatchedPrice,
 } from './subscription-import.js';
+import { noOptionsSchema } from './subscription-lifecycle.schemas.js';
 
 /** The answer of a sync: the context's subscriptions afterwards (newest first) and what was not imported. */
 export interface SyncResult {
@@ -52,9 +53,10 @@ export class SubscriptionReconcileService {
   ) {}
 
   /** `POST /v1/customers/:id/sync` (API key): the customer's Stripe subscriptions, applied. */
-  async syncCustomer(principal: Principal, rawId: unknown): Promise<SyncResult> {
+  async syncCustomer(principal: Principal, rawId: unknown, input: unknown = {}): Promise<SyncResult> {
     const { appId } = requireApiKey(principal);
     const id = parseInput(idSchema, rawId);
+    parseInput(noOptionsSchema, input ?? {});
     const customer = await this.orm.em.findOne(Customer, { id, app: appId });
     if (!customer) throw new NotFoundError('Customer', id);
     const report = emptyReport();
@@ -63,9 +65,10 @@ export class SubscriptionReconcileService {
   }
 
   /** `POST /v1/organizations/:id/sync` (API key): the organization's Stripe subscriptions, applied. */
-  async syncOrganization(principal: Principal, rawId: unknown): Promise<SyncResult> {
+  async syncOrganization(principal: Principal, rawId: unknown, input: unknown = {}): Promise<SyncResult> {
     const { appId } = requireApiKey(principal);
     const id = parseInput(idSchema, rawId);
+    parseInput(noOptionsSchema, input ?? {});
     const app = await this.orm.em.findOneOrFail(App, { id: appId });
     assertOrganizationsEnabled(app);
     const organization = await this.orm.em.findOne(Organization, { id, app: appId });
