@@ -35,6 +35,7 @@ const child = spawn(process.execPath, [new URL('../dist/src/main.js', import.met
     STRIPE_API_BASE: 'http://127.0.0.1:9',
     SMTP_URL: 'smtp://127.0.0.1:9',
     MAIL_FROM: 'Bench <bench@example.com>',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     TRUST_PROXY: 'loopback',
     METRICS_TOKEN: metricsToken,
     LOG_LEVEL: 'warn',

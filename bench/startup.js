@@ -152,6 +152,7 @@ async function start(kind, url) {
           STRIPE_API_BASE: `http://127.0.0.1:${closed}`,
           SMTP_URL: `smtp://127.0.0.1:${closed}`,
           MAIL_FROM: 'bench@example.com',
+          WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
           RATE_LIMIT_SESSION: '1000000000',
           RATE_LIMIT_API_KEY: '1000000000',
           LOG_LEVEL: 'info',

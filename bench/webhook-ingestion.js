@@ -20,6 +20,9 @@
  *   node bench/webhook-ingestion.js   # BENCH_ROUNDS=3 BENCH_EVENTS=3000 BENCH_CONNECTIONS=10
  *                                     # BENCH_SUBSCRIPTIONS=300 BENCH_DUPLICATES=0.3 BENCH_TARGET=1000
  *                                     # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=…
+ *   BENCH_OUTBOX=1 node bench/webhook-ingestion.js   # the same with the outbox in place: the app has a
+ *                                     # webhook endpoint (a local receiver), so each applied change records
+ *                                     # its outbound events in its transaction and they are delivered
  */
 import { fork } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -39,6 +42,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 300);
 const DUPLICATES = Number(process.env.BENCH_DUPLICATES ?? 0.3);
 const TARGET = Number(process.env.BENCH_TARGET ?? 1000);
+/** With the outbox in place: the app has a webhook endpoint (a local receiver), so every change records events. */
+const OUTBOX = process.env.BENCH_OUTBOX === '1';
 /** A round that takes longer than this is cut short (and fails the run). */
 const ROUND_TIMEOUT_MS = 120_000;
 const SECRET = `whsec_${randomBytes(24).toString('hex')}`;
@@ -48,6 +53,7 @@ const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
 const mode = process.argv[2];
 if (mode === '--serve-tollgate') await serveTollgate(process.argv[3]);
 else if (mode === '--serve-baseline') await serveBaseline(process.argv[3]);
+else if (mode === '--serve-receiver') serveReceiver();
 else await main();
 
 async function main() {
@@ -57,11 +63,14 @@ async function main() {
   const name = `tollgate_bench_${process.pid}_${Date.now()}`;
   const url = await createScratchDatabase(SERVER_URL, name);
   const servers = [];
+  let receiver;
   try {
-    await seed(url);
+    if (OUTBOX) receiver = await start('receiver', url);
+    await seed(url, receiver?.target);
     console.log(
       `seeded ${SUBSCRIPTIONS} subscriptions per side; ${ROUNDS} interleaved rounds of ${EVENTS} deliveries ` +
-        `(${Math.round(DUPLICATES * 100)} % duplicates), ${CONNECTIONS} connections, loopback`,
+        `(${Math.round(DUPLICATES * 100)} % duplicates), ${CONNECTIONS} connections, loopback` +
+        (OUTBOX ? '; outbox in place: the app has a webhook endpoint at a local receiver' : ''),
     );
     console.log(`load before: ${loadavg()}\n`);
     for (const kind of ['tollgate', 'baseline']) servers.push(await start(kind, url));
@@ -82,6 +91,8 @@ async function main() {
       }
     }
     console.log(`load after:  ${loadavg()}\n`);
+    if (receiver)
+      console.log(`outbound events received by the app's endpoint: ${await receiver.ask('count')}\n`);
     let ok = true;
     for (const kind of ['tollgate', 'baseline']) {
       const failures = await checkExactlyOnce(url, kind, sent[kind]);
@@ -110,12 +121,13 @@ async function main() {
     process.exitCode = met ? 0 : 1;
   } finally {
     for (const server of servers) await server.stop();
+    await receiver?.stop();
     await dropDatabase(SERVER_URL, name);
   }
 }
 
 /** Migrates, then one app with two priced plans and SUBSCRIPTIONS subscriptions per side, in plain SQL. */
-async function seed(url) {
+async function seed(url, receiverUrl) {
   const { connect, migrate } = await import(dist('db.js'));
   const orm = await connect(url);
   try {
@@ -132,6 +144,15 @@ async function seed(url) {
          ('pln_pro', 'app_bench', 'pro', 'Pro', false, 'price_pro', '{"sso": true}'),
          ('pln_max', 'app_bench', 'max', 'Max', false, 'price_max', '{"sso": true}')`,
     );
+    if (receiverUrl) {
+      const { loadConfig } = await import(dist('config.js'));
+      const { SecretBox } = await import(dist('modules/webhooks/secret-box.js'));
+      const box = new SecretBox(loadConfig({}).webhooks.secretKey);
+      await client.query(
+        `insert into webhook_endpoint (id, app_id, url, secret_ciphertext) values ('we_bench', 'app_bench', $1, $2)`,
+        [`${receiverUrl}/hook`, box.seal(`whsec_${randomBytes(32).toString('base64')}`)],
+      );
+    }
     for (const kind of ['tollgate', 'baseline']) {
       await client.query(
         `insert into customer (id, app_id, email, email_lower)
@@ -393,6 +414,11 @@ async function start(kind, url) {
   return {
     kind,
     target,
+    ask: (question) =>
+      new Promise((resolve) => {
+        child.once('message', resolve);
+        child.send(question);
+      }),
     stop: async () => {
       process.removeListener('exit', orphan);
       child.kill('SIGTERM');
@@ -425,6 +451,23 @@ async function serveTollgate(url) {
     });
   });
   process.send(server.url);
+}
+
+/** Child: the app's webhook receiver (BENCH_OUTBOX), answering 200 and counting. */
+function serveReceiver() {
+  let count = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count += 1;
+      res.writeHead(204).end();
+    });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    process.on('message', () => process.send(count));
+    process.send(`http://127.0.0.1:${server.address().port}`);
+  });
+  process.on('SIGTERM', () => process.exit(0));
 }
 
 /** Child: the baseline, an HMAC check and one statement per delivery. */

@@ -6,6 +6,7 @@ import { Migration20261121220227 } from './Migration20261121220227.js';
 import { Migration20261123020903 } from './Migration20261123020903.js';
 import { Migration20261123021638 } from './Migration20261123021638.js';
 import { Migration20261123041656 } from './Migration20261123041656.js';
+import { Migration20261123041750 } from './Migration20261123041750.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -19,4 +20,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123020903', class: Migration20261123020903 },
   { name: 'Migration20261123021638', class: Migration20261123021638 },
   { name: 'Migration20261123041656', class: Migration20261123041656 },
+  { name: 'Migration20261123041750', class: Migration20261123041750 },
 ];

@@ -258,6 +258,7 @@ run_env=(
   "STRIPE_WEBHOOK_SECRET=whsec_replay"
   "SMTP_URL=smtp://127.0.0.1:9"
   "MAIL_FROM=Tollgate <tollgate@replay.invalid>"
+  "WEBHOOK_SECRET_KEY=dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE="
   "LOG_LEVEL=warn"
 )
 in_container() { (cd "$runtime_dir" && env -i "PATH=$PATH" "HOME=$work" "${run_env[@]}" "$@"); }

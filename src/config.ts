@@ -48,6 +48,13 @@ export interface Config {
   };
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
   readonly graphqlLimits: GraphQLLimits;
+  /** Outbound webhooks (src/modules/webhooks/). */
+  readonly webhooks: {
+    /** AES-256-GCM key the endpoints' signing secrets are encrypted with at rest (32 bytes, base64). */
+    readonly secretKey: string;
+    /** Seconds to wait before each retry after the first, immediate attempt (Standard Webhooks' schedule). */
+    readonly retryScheduleSeconds: readonly number[];
+  };
   /** Background jobs (src/infra/job-queue.ts). */
   readonly jobQueue: {
     /** PostgreSQL schema holding the queue's tables; instances sharing it share the work. */
@@ -121,7 +128,14 @@ export const REQUIRED_IN_PRODUCTION = [
   'STRIPE_WEBHOOK_SECRET',
   'SMTP_URL',
   'MAIL_FROM',
+  'WEBHOOK_SECRET_KEY',
 ] as const;
+
+/**
+ * Development only: the key endpoint secrets are encrypted with when WEBHOOK_SECRET_KEY is unset. It is
+ * public (it is in this file), so production refuses to start without a key of its own.
+ */
+const DEVELOPMENT_WEBHOOK_SECRET_KEY = 'dG9sbGdhdGUtZGV2ZWxvcG1lbnQtb25seS1rZXktMzI=';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positive = z.coerce.number().int().positive();
@@ -198,6 +212,17 @@ const envSchema = z.object({
   GRAPHQL_MAX_QUEUED_PER_CREDENTIAL: z.coerce.number().int().min(0).default(1000),
   GRAPHQL_QUEUE_TIMEOUT_MS: positive.default(5000),
   GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: positive.default(2),
+  WEBHOOK_SECRET_KEY: z
+    .string()
+    .refine(
+      (value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32,
+      'WEBHOOK_SECRET_KEY must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)',
+    )
+    .optional(),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'WEBHOOK_RETRY_SCHEDULE must be seconds separated by commas, e.g. 5,300,1800')
+    .default('5,300,1800,7200,18000,36000,36000'),
   JOB_QUEUE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'JOB_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier')
@@ -297,6 +322,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxQueuedPerCredential: e.GRAPHQL_MAX_QUEUED_PER_CREDENTIAL,
       queueTimeoutMs: e.GRAPHQL_QUEUE_TIMEOUT_MS,
       maxConnectionsPerRequest: e.GRAPHQL_MAX_CONNECTIONS_PER_REQUEST,
+    },
+    webhooks: {
+      secretKey: e.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_SECRET_KEY,
+      retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
     },
     jobQueue: {
       schema: e.JOB_QUEUE_SCHEMA,

@@ -16,6 +16,8 @@ import { Organization, OrganizationMember } from './modules/organizations/organi
 import { Plan } from './modules/plans/plan.entity.js';
 import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
 import { Subscription } from './modules/subscriptions/subscription.entity.js';
+import { WebhookAttempt, WebhookDelivery, WebhookEvent } from './modules/webhooks/webhook-delivery.entity.js';
+import { WebhookEndpoint } from './modules/webhooks/webhook-endpoint.entity.js';
 
 export const ENTITIES = [
   App,
@@ -30,6 +32,10 @@ export const ENTITIES = [
   Organization,
   OrganizationMember,
   ProcessedEvent,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookDelivery,
+  WebhookAttempt,
 ];
 
 export type Orm = MikroORM;

@@ -17,6 +17,7 @@ import { CustomerSubscriptionsResolver } from './modules/subscriptions/customer-
 import { SubscriptionLifecycleResolver } from './modules/subscriptions/subscription-lifecycle.resolver.js';
 import { SubscriptionReconcileResolver } from './modules/subscriptions/subscription-reconcile.resolver.js';
 import { SubscriptionsResolver } from './modules/subscriptions/subscriptions.resolver.js';
+import { WebhooksResolver } from './modules/webhooks/webhooks.resolver.js';
 import type { Services } from './services.js';
 
 /** Every resolver of the API. A new module adds its resolver here and in `createResolverContainer`. */
@@ -33,6 +34,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   SubscriptionLifecycleResolver,
   PlansResolver,
   SubscriptionsResolver,
+  WebhooksResolver,
   BillingPortalResolver,
   SubscriptionReconcileResolver,
 ];
@@ -55,6 +57,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [SubscriptionLifecycleResolver, new SubscriptionLifecycleResolver(services.subscriptionLifecycle)],
     [PlansResolver, new PlansResolver(services.plans)],
     [SubscriptionsResolver, new SubscriptionsResolver(services.subscriptions)],
+    [WebhooksResolver, new WebhooksResolver(services.webhooks)],
     [BillingPortalResolver, new BillingPortalResolver(services.billingPortal)],
     [SubscriptionReconcileResolver, new SubscriptionReconcileResolver(services.subscriptionReconcile)],
     [FieldRateLimiter, new FieldRateLimiter(services.rateLimits)],

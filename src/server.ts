@@ -18,6 +18,7 @@ import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { scheduleStripeReconcile } from './modules/subscriptions/subscription-reconcile.jobs.js';
+import type { Resolver } from './modules/webhooks/address-guard.js';
 import { answerClientErrors } from './rest/client-errors.js';
 import { createServices, type Deps, type Services } from './services.js';
 import { Metrics } from './telemetry/metrics.js';
@@ -41,6 +42,8 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** Create the demo app on an empty database (development start); default true outside production. */
   readonly seedDemo?: boolean;
+  /** How webhook destinations are resolved (default: the system resolver). */
+  readonly webhookResolver?: Resolver;
 }
 
 /**
@@ -137,9 +140,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       payments: payments.provider,
       metrics: new Metrics({ processMetrics: true }),
       jobs,
+      webhookResolver: options.webhookResolver,
     };
     deps.metrics?.observePool(orm);
     const services = createServices(deps);
+    await services.webhookDispatcher.start();
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
     const httpServer = await createListener(config);

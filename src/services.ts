@@ -21,10 +21,16 @@ import { PlansService } from './modules/plans/plans.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
 import { RateLimitsService } from './modules/rate-limits/rate-limits.service.js';
 import { ProviderNotificationsService } from './modules/subscriptions/provider-notifications.service.js';
+import { SubscriptionEvents } from './modules/subscriptions/subscription-events.js';
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
 import { SubscriptionReconcileService } from './modules/subscriptions/subscription-reconcile.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
+import { AddressGuard, type Resolver, systemResolver } from './modules/webhooks/address-guard.js';
+import { OutboundEvents } from './modules/webhooks/outbound-events.js';
+import { SecretBox } from './modules/webhooks/secret-box.js';
+import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import type { Metrics } from './telemetry/metrics.js';
 
 /** Everything the core needs from outside, created once per process. */
@@ -43,6 +49,8 @@ export interface Deps {
   readonly payments: PaymentProvider;
   /** Background jobs on PostgreSQL: with workers in a serving process, enqueue-only in one-shot commands. */
   readonly jobs: JobQueue;
+  /** How webhook destinations' names are resolved (tests inject one that answers private addresses). */
+  readonly webhookResolver?: Resolver;
   /** Prometheus metrics of a serving process; absent in one-shot commands, where nothing is scraped. */
   readonly metrics?: Metrics;
 }
@@ -67,6 +75,9 @@ export interface Services {
   readonly subscriptionHistory: SubscriptionHistoryService;
   readonly subscriptionLifecycle: SubscriptionLifecycleService;
   readonly subscriptions: SubscriptionsService;
+  readonly webhooks: WebhooksService;
+  /** Delivers recorded events; its workers are started by a serving process only. */
+  readonly webhookDispatcher: WebhookDispatcher;
   readonly billingPortal: BillingPortalService;
   readonly subscriptionReconcile: SubscriptionReconcileService;
 }
@@ -85,11 +96,14 @@ export function createServices(deps: Deps): Services {
   const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'));
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
-  const customers = new CustomersService(deps.orm, deps.clock);
+  const outboundEvents = new OutboundEvents(deps.jobs, deps.clock);
+  const subscriptionEvents = new SubscriptionEvents(outboundEvents);
+  const customers = new CustomersService(deps.orm, deps.clock, outboundEvents);
+  const secrets = new SecretBox(deps.config.webhooks.secretKey);
   const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements, changes);
   return {
     apps,
-    checkout: new CheckoutService(deps.orm, deps.payments, deps.clock),
+    checkout: new CheckoutService(deps.orm, deps.payments, deps.clock, outboundEvents),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
     credentials: new CredentialsService(
@@ -114,11 +128,12 @@ export function createServices(deps: Deps): Services {
       entitlements,
     }),
     organizations,
-    plans: new PlansService(deps.orm, deps.payments),
+    plans: new PlansService(deps.orm, deps.payments, outboundEvents),
     providerNotifications: new ProviderNotificationsService(
       deps.orm,
       deps.payments,
       customers,
+      subscriptionEvents,
       (outcome) => metrics?.notification('stripe', outcome),
       deps.logger,
     ),
@@ -127,9 +142,32 @@ export function createServices(deps: Deps): Services {
     ),
     sessions,
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),
-    subscriptionLifecycle: new SubscriptionLifecycleService(deps.orm, deps.clock, deps.payments),
+    subscriptionLifecycle: new SubscriptionLifecycleService(
+      deps.orm,
+      deps.clock,
+      deps.payments,
+      subscriptionEvents,
+    ),
     subscriptions: new SubscriptionsService(deps.orm),
+    webhooks: new WebhooksService(deps.orm, deps.clock, deps.jobs, secrets, deps.config.production),
+    webhookDispatcher: new WebhookDispatcher({
+      orm: deps.orm,
+      jobs: deps.jobs,
+      clock: deps.clock,
+      logger: deps.logger,
+      secrets,
+      guard: new AddressGuard(deps.webhookResolver ?? systemResolver, !deps.config.production),
+      retryScheduleSeconds: deps.config.webhooks.retryScheduleSeconds,
+      httpsOnly: deps.config.production,
+      observe: metrics?.outboundAttempt,
+    }),
     billingPortal: new BillingPortalService(deps.orm, deps.payments),
-    subscriptionReconcile: new SubscriptionReconcileService(deps.orm, deps.clock, deps.payments, deps.logger),
+    subscriptionReconcile: new SubscriptionReconcileService(
+      deps.orm,
+      deps.clock,
+      deps.payments,
+      deps.logger,
+      subscriptionEvents,
+    ),
   };
 }

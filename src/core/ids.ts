@@ -6,7 +6,20 @@ import { randomBytes } from 'node:crypto';
  */
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 
-export type IdPrefix = 'app' | 'key' | 'cus' | 'ses' | 'mlt' | 'pln' | 'sub' | 'org' | 'mem';
+export type IdPrefix =
+  | 'app'
+  | 'key'
+  | 'cus'
+  | 'ses'
+  | 'mlt'
+  | 'pln'
+  | 'sub'
+  | 'org'
+  | 'mem'
+  | 'we'
+  | 'msg'
+  | 'whd'
+  | 'wha';
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(20);

@@ -36,6 +36,8 @@ export interface WorkerOptions {
   readonly concurrency?: number;
   /** How often an idle worker looks for new jobs (at least 0.5 s). */
   readonly pollingIntervalSeconds?: number;
+  /** Fetch again at once while fetches come back full (a backlog), instead of waiting for the next poll. */
+  readonly burstWhenBatchFull?: boolean;
 }
 
 export type JobHandler<T> = (
@@ -70,8 +72,8 @@ export class JobQueue {
       monitorIntervalSeconds: options.superviseIntervalSeconds,
       registerInstance: false,
       persistWarnings: false,
-      // Workers are woken by NOTIFY when a job is committed; polling remains as the backstop.
-      useListenNotify: options.workers,
+      // Workers poll: waking every worker by NOTIFY on each insert cost more than it saved under load
+      // (see the README's outbound webhook figures), and polling needs no dedicated connection.
     });
     boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'));
     boss.on('warning', (warning) => options.logger.warn({ warning }, 'job queue warning'));
@@ -81,15 +83,14 @@ export class JobQueue {
 
   /** Creates the queue when missing, else brings its options up to date (idempotent; safe on every start). */
   async define(name: string, options: Omit<Queue, 'name'> = {}): Promise<void> {
-    const settings = { notify: true, ...options };
     const existing = await this.#boss.getQueue(name);
     if (existing) {
       // A queue's policy and partitioning are fixed at creation; pg-boss refuses them in an update, so the
       // next start of a queue created with a policy would fail if they were passed again.
-      const { policy: _policy, partition: _partition, ...updatable } = settings;
+      const { policy: _policy, partition: _partition, ...updatable } = options;
       await this.#boss.updateQueue(name, updatable);
     } else {
-      await this.#boss.createQueue(name, settings);
+      await this.#boss.createQueue(name, options);
     }
   }
 
@@ -112,7 +113,10 @@ export class JobQueue {
     );
   }
 
-  /** Runs `handler` for each job of `name` on this instance; a rejected handler leaves the job to the queue's retries. */
+  /**
+   * Runs `handler` for each job of `name` on this instance; a rejected handler leaves the job to the
+   * queue's retries. Delivery is at least once: a job can run again after a crash or a failed batch.
+   */
   async work<T extends object>(name: string, options: WorkerOptions, handler: JobHandler<T>): Promise<void> {
     if (!this.#workers) throw new Error('this job queue was opened without workers');
     await this.#boss.work<T>(
@@ -121,16 +125,18 @@ export class JobQueue {
         batchSize: options.batchSize ?? 1,
         localConcurrency: options.concurrency ?? 1,
         pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-        notifyPollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+        burstWhenBatchFull: options.burstWhenBatchFull ?? false,
       },
       async (batch: Job<T>[]) => {
-        for (const job of batch) {
-          try {
-            await handler(job.data, { id: job.id, retryCount: job.retryCount });
-          } catch (error) {
-            this.#logger.warn({ err: error, queue: name, jobId: job.id }, 'job failed; the queue retries it');
-            throw error;
-          }
+        // The jobs of a batch run side by side; one that fails fails the batch, whose jobs the queue
+        // then runs again, so handlers must tolerate a second run of a job that already succeeded.
+        const outcomes = await Promise.allSettled(
+          batch.map((job) => handler(job.data, { id: job.id, retryCount: job.retryCount })),
+        );
+        const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+        if (failure) {
+          this.#logger.warn({ err: failure.reason, queue: name }, 'job failed; the queue retries it');
+          throw failure.reason;
         }
       },
     );

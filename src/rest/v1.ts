@@ -8,6 +8,7 @@ import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionReconcileRouter } from '../modules/subscriptions/subscription-reconcile.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
+import { webhooksRouter } from '../modules/webhooks/webhooks.rest.js';
 import type { Services } from '../services.js';
 
 /**
@@ -24,6 +25,7 @@ export function v1Router(services: Services): Router {
     entitlementsRouter(services.entitlements),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
     subscriptionsRouter(services.subscriptions),
+    webhooksRouter(services.webhooks),
     billingPortalRouter(services.billingPortal),
     subscriptionReconcileRouter(services.subscriptionReconcile),
   ]) {

@@ -15,6 +15,10 @@ export type CacheObserver = (lookup: CacheLookup) => void;
 /** How one provider notification ended (src/modules/subscriptions/provider-notifications.service.ts). */
 export type NotificationOutcome = 'applied' | 'ignored' | 'refused' | 'failed';
 
+/** How one outbound webhook attempt ended (src/modules/webhooks/webhook-dispatcher.ts). */
+export type OutboundAttemptOutcome = 'succeeded' | 'retrying' | 'failed';
+export type OutboundAttemptObserver = (outcome: OutboundAttemptOutcome, seconds: number) => void;
+
 /**
  * The process's Prometheus metrics, in a registry of its own (several servers share a test process).
  * Labels stay bounded: routes are templates, never raw URLs; rules and outcomes are fixed sets.
@@ -66,6 +70,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly outboundAttempts = new Counter({
+    name: 'tollgate_outbound_webhook_attempts_total',
+    help: "Deliveries of Tollgate's own events to apps' endpoints, by outcome: succeeded (2xx), retrying (another attempt is scheduled), failed (no attempt left)",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outboundDuration = new Histogram({
+    name: 'tollgate_outbound_webhook_attempt_duration_seconds',
+    help: 'Time of one outbound webhook attempt, from connecting to the end of the answer or the failure',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
   /** Set by `observePool`: the pg pool MikroORM built, read at each scrape. */
   #pool: (() => Promise<pg.Pool>) | undefined;
 
@@ -112,6 +130,13 @@ export class Metrics {
 
   notification(provider: string, outcome: NotificationOutcome): void {
     this.webhookEvents.inc({ provider, outcome });
+  }
+
+  get outboundAttempt(): OutboundAttemptObserver {
+    return (outcome, seconds) => {
+      this.outboundAttempts.inc({ outcome });
+      this.outboundDuration.observe(seconds);
+    };
   }
 
   rateLimited(rule: string): void {

@@ -6,6 +6,7 @@ import request from 'supertest';
 import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
+import type { Resolver } from '../../src/modules/webhooks/address-guard.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { expectOpenApiResponse, matchOpenApiPath } from './openapi.js';
 
@@ -37,6 +38,8 @@ export interface TestServerOptions {
   readonly clock?: Clock;
   /** Where log lines go (default stdout), for tests that check what is and is not logged. */
   readonly logDestination?: DestinationStream;
+  /** How webhook destinations resolve (tests of refused addresses answer private ones; nothing is sent). */
+  readonly webhookResolver?: Resolver;
   /** Run with the shipped database bounds rather than the relaxed ones below (tests of the bounds). */
   readonly shippedDatabaseTimeouts?: boolean;
 }
@@ -82,6 +85,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     clock: options.clock,
     logger: createLogger(config.logLevel, options.logDestination),
     seedDemo: false,
+    webhookResolver: options.webhookResolver,
   });
   // A production server behind a proxy answers only requests the proxy received over HTTPS: the helpers
   // say so as a TLS-terminating proxy would (test/security/https.test.ts sends the other cases itself).
@@ -142,6 +146,7 @@ export function productionEnv(extra: Record<string, string> = {}): Record<string
     STRIPE_API_BASE: 'http://127.0.0.1:9',
     SMTP_URL: 'smtp://127.0.0.1:9',
     MAIL_FROM: 'Billing <billing@example.com>',
+    WEBHOOK_SECRET_KEY: 'dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE=',
     ...extra,
   };
 }

@@ -155,6 +155,7 @@ describe('introspection and GraphiQL switches', () => {
       STRIPE_WEBHOOK_SECRET: 'whsec_x',
       SMTP_URL: 'smtp://mail.example.com',
       MAIL_FROM: 'Billing <billing@example.com>',
+      WEBHOOK_SECRET_KEY: 'dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE=',
       TRUST_PROXY: '1',
     });
     expect(production.graphql).toEqual({ introspection: false, graphiql: false });

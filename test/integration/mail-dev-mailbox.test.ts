@@ -100,6 +100,7 @@ describe('in production', () => {
         PUBLIC_BASE_URL: 'https://tollgate.example.com',
         SMTP_URL: sink.url,
         MAIL_FROM: 'Login <login@example.com>',
+        WEBHOOK_SECRET_KEY: 'dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE=',
         STRIPE_SECRET_KEY: 'sk_test_unused',
         STRIPE_WEBHOOK_SECRET: 'whsec_unused',
         TRUST_PROXY: 'loopback',

@@ -448,6 +448,8 @@ describe('the periodic reconcile', () => {
     );
     const row = await eventually(async () => (await rowsOf(made.id))[0], {
       what: 'the queued reconcile to import the subscription',
+      // Workers poll the queue every two seconds.
+      timeoutMs: 20_000,
     });
     expect(row.customer?.id).toBe(customer.id);
     expect(row.plan.slug).toBe('pro');
@@ -513,7 +515,10 @@ describe('the periodic reconcile', () => {
           jobs.enqueue(server.deps.orm.em, STRIPE_RECONCILE_QUEUE, [{ data: {} }]),
         );
       await enqueue(instances[0]!);
-      await eventually(() => (runs === 1 ? true : undefined), { what: 'the first run to start' });
+      await eventually(() => (runs === 1 ? true : undefined), {
+        what: 'the first run to start',
+        timeoutMs: 20_000,
+      });
       // Both instances try to add the next slot's run while the first one runs: neither is kept.
       await Promise.all([enqueue(instances[0]!), enqueue(instances[1]!)]);
       const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
@@ -534,7 +539,7 @@ describe('the periodic reconcile', () => {
       await eventually(() => (active === 0 ? true : undefined), { what: 'the first run to end' });
       gate = Promise.resolve();
       await enqueue(instances[1]!);
-      await eventually(() => (runs === 2 ? true : undefined), { what: 'the next run' });
+      await eventually(() => (runs === 2 ? true : undefined), { what: 'the next run', timeoutMs: 20_000 });
       expect(most).toBe(1);
     } finally {
       release();

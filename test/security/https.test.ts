@@ -31,6 +31,7 @@ describe('production configuration', () => {
     STRIPE_WEBHOOK_SECRET: 'whsec_x',
     SMTP_URL: 'smtp://mail.example.com',
     MAIL_FROM: 'Billing <billing@example.com>',
+    WEBHOOK_SECRET_KEY: 'dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE=',
   };
 
   it('refuses to start when nothing says how HTTPS reaches it, naming the variables', () => {

@@ -81,6 +81,7 @@ function productionEnv(overrides: Record<string, string> = {}) {
     STRIPE_API_BASE: 'http://127.0.0.1:9',
     SMTP_URL: `smtp://tollgate:${secrets.smtpPassword}@127.0.0.1:2525`,
     MAIL_FROM: 'Billing <billing@example.com>',
+    WEBHOOK_SECRET_KEY: 'dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE=',
     // Behind a TLS-terminating proxy: requests below say so with X-Forwarded-Proto, as the proxy would.
     TRUST_PROXY: 'loopback',
     // The most talkative level a production operator might set: every line it writes is checked.

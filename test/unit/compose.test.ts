@@ -48,6 +48,7 @@ const OPERATOR = {
   STRIPE_WEBHOOK_SECRET: 'whsec_x',
   SMTP_URL: 'smtp://user:pass@smtp.example.com:587',
   METRICS_TOKEN: 'metrics-token-0123456789',
+  WEBHOOK_SECRET_KEY: 'dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE=',
 };
 
 function environmentOf(name: string, env: Record<string, string> = OPERATOR): Record<string, string> {

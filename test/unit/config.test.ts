@@ -20,7 +20,7 @@ describe('configuration', () => {
   it('refuses production without the required variables, naming every one in one message', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
       new ConfigError(
-        'Invalid configuration: missing required variables for NODE_ENV=production: DATABASE_URL, ADMIN_TOKEN, PUBLIC_BASE_URL, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, SMTP_URL, MAIL_FROM; NODE_ENV=production requires HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE to terminate TLS here, or TRUST_PROXY when a proxy in front terminates it',
+        'Invalid configuration: missing required variables for NODE_ENV=production: DATABASE_URL, ADMIN_TOKEN, PUBLIC_BASE_URL, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, SMTP_URL, MAIL_FROM, WEBHOOK_SECRET_KEY; NODE_ENV=production requires HTTPS: set TLS_CERT_FILE and TLS_KEY_FILE to terminate TLS here, or TRUST_PROXY when a proxy in front terminates it',
       ),
     );
   });
@@ -36,7 +36,9 @@ describe('configuration', () => {
         STRIPE_WEBHOOK_SECRET: '',
         SMTP_URL: 'smtp://mail.example.com',
       }),
-    ).toThrow('missing required variables for NODE_ENV=production: STRIPE_WEBHOOK_SECRET, MAIL_FROM');
+    ).toThrow(
+      'missing required variables for NODE_ENV=production: STRIPE_WEBHOOK_SECRET, MAIL_FROM, WEBHOOK_SECRET_KEY',
+    );
   });
 
   it('turns GraphQL introspection and GraphiQL off by default in production', () => {
@@ -49,6 +51,7 @@ describe('configuration', () => {
       STRIPE_WEBHOOK_SECRET: 'whsec_x',
       SMTP_URL: 'smtp://mail.example.com',
       MAIL_FROM: 'Billing <billing@example.com>',
+      WEBHOOK_SECRET_KEY: 'dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LWtleS0zMiE=',
       TRUST_PROXY: '1',
     });
     expect(config.production).toBe(true);

@@ -8,10 +8,12 @@ import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { couponProblem } from '../coupons/coupon-rules.js';
 import { Customer } from '../customers/customer.entity.js';
+import { presentCustomer } from '../customers/customer.presenter.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import { Organization, OrganizationMember } from '../organizations/organization.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
+import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { type CheckoutInput, checkoutSchema } from './checkout.schemas.js';
 import { type CheckoutBuyer, encodeCallerMetadata, trackingMetadata } from './checkout-metadata.js';
 
@@ -27,6 +29,7 @@ export class CheckoutService {
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
     private readonly clock: Clock,
+    private readonly events: OutboundEvents,
   ) {}
 
   /**
@@ -142,12 +145,17 @@ export class CheckoutService {
       },
       `tollgate-customer-${customer.id}`,
     );
-    await this.orm.em.nativeUpdate(
-      Customer,
-      { id: customer.id, paymentCustomerId: null },
-      { paymentCustomerId: created.id, updatedAt: this.clock.now() },
-    );
-    const stored = await this.orm.em.findOneOrFail(Customer, { id: customer.id }, { refresh: true });
+    const stored = await this.orm.em.transactional(async (em) => {
+      const linked = await em.nativeUpdate(
+        Customer,
+        { id: customer.id, paymentCustomerId: null },
+        { paymentCustomerId: created.id, updatedAt: this.clock.now() },
+      );
+      const current = await em.findOneOrFail(Customer, { id: customer.id }, { refresh: true });
+      if (linked === 1)
+        await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(current));
+      return current;
+    });
     return stored.paymentCustomerId ?? created.id;
   }
 

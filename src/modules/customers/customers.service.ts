@@ -8,7 +8,9 @@ import { newId } from '../../core/ids.js';
 import type { Page } from '../../core/pagination.js';
 import { type Principal, requireApiKey } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Customer } from './customer.entity.js';
+import { presentCustomer } from './customer.presenter.js';
 import {
   assertMetadataLimits,
   createCustomerSchema,
@@ -42,6 +44,7 @@ export class CustomersService {
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
+    private readonly events: OutboundEvents,
   ) {}
 
   private get em() {
@@ -147,8 +150,8 @@ export class CustomersService {
     try {
       // A transaction of its own: a refused insert is discarded with it instead of staying queued in the
       // caller's unit of work, where the next flush of anything else would retry it and fail again.
-      return await this.em.transactional((em) =>
-        em.create(Customer, {
+      return await this.em.transactional(async (em) => {
+        const customer = em.create(Customer, {
           id: newId('cus'),
           app: appId,
           email,
@@ -157,8 +160,10 @@ export class CustomersService {
           metadata: initial,
           createdAt: now,
           updatedAt: now,
-        }),
-      );
+        });
+        await this.events.record(em, appId, 'customer.created', presentCustomer(customer));
+        return customer;
+      });
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) {
         throw new ConflictError(`A customer with e-mail ${email} already exists`);
@@ -197,6 +202,7 @@ export class CustomersService {
         customer.name = name;
         customer.metadata = metadata;
         customer.updatedAt = this.clock.now();
+        await this.events.record(em, appId, 'customer.updated', presentCustomer(customer));
       }
       return customer;
     });
@@ -218,10 +224,11 @@ export class CustomersService {
     const existing = await em.findOne(Customer, { app: appId, emailLower });
     if (existing) return existing;
     const now = this.clock.now();
+    const id = newId('cus');
     await em
       .createQueryBuilder(Customer)
       .insert({
-        id: newId('cus'),
+        id,
         app: appId,
         email,
         emailLower,
@@ -232,14 +239,21 @@ export class CustomersService {
       .onConflict(['app', 'emailLower'])
       .ignore()
       .execute();
-    return em.findOneOrFail(Customer, { app: appId, emailLower });
+    const customer = await em.findOneOrFail(Customer, { app: appId, emailLower });
+    if (customer.id === id)
+      await this.events.record(em, appId, 'customer.created', presentCustomer(customer));
+    return customer;
   }
 
-  /** Records the customer's Stripe customer when it has none yet (a completed checkout links it). */
-  linkPaymentCustomer(customer: Customer, paymentCustomerId: string): void {
+  /**
+   * Records the customer's Stripe customer when it has none yet (a completed checkout links it), in the
+   * caller's transaction `em`.
+   */
+  async linkPaymentCustomer(em: EntityManager, customer: Customer, paymentCustomerId: string): Promise<void> {
     if (customer.paymentCustomerId) return;
     customer.paymentCustomerId = paymentCustomerId;
     customer.updatedAt = this.clock.now();
+    await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(customer));
   }
 
   private async getCustomerOrFail(appId: string, id: string): Promise<Customer> {

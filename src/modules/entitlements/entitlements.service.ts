@@ -5,7 +5,7 @@ import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../.
 import type { CacheObserver } from '../../telemetry/metrics.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
-import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
+import { loadEntitledPlan } from '../subscriptions/entitled-plan.js';
 import { featureSchema } from './entitlements.schemas.js';
 
 /** Whose entitlements: a customer's own, or an organization's (shared by its members). */
@@ -42,28 +42,6 @@ export interface FeatureCheck {
 }
 
 export const NO_ENTITLEMENTS: Entitlements = Object.freeze({ planName: null, features: Object.freeze({}) });
-
-const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
-
-/**
- * The plan of the context's newest entitling subscription, else the app's default plan: one statement,
- * one round trip. A personal context never sees organization subscriptions, whoever paid for them.
- */
-const PLAN_OF_CUSTOMER = `
-  select p.name, p.features from plan p
-   where p.id = coalesce(
-     (select s.plan_id from subscription s
-       where s.app_id = ? and s.customer_id = ? and s.organization_id is null and s.status in (${ENTITLING})
-       order by s.created_at desc, s.id desc limit 1),
-     (select d.id from plan d where d.app_id = ? and d.is_default limit 1))`;
-
-const PLAN_OF_ORGANIZATION = `
-  select p.name, p.features from plan p
-   where p.id = coalesce(
-     (select s.plan_id from subscription s
-       where s.app_id = ? and s.organization_id = ? and s.status in (${ENTITLING})
-       order by s.created_at desc, s.id desc limit 1),
-     (select d.id from plan d where d.app_id = ? and d.is_default limit 1))`;
 
 /** A feature grants access when it is `true`, a number above 0 or a non-empty string. */
 export function isAllowed(value: FeatureValue | null): boolean {
@@ -127,22 +105,9 @@ export class EntitlementsService {
   }
 
   async #load(context: EntitlementContext): Promise<Entitlements> {
-    const em = this.orm.em;
-    const [sql, id] =
-      context.organizationId !== undefined
-        ? [PLAN_OF_ORGANIZATION, context.organizationId]
-        : [PLAN_OF_CUSTOMER, context.customerId];
-    const rows = await em
-      .getConnection()
-      .execute<{ name: string; features: Features }[]>(
-        sql,
-        [context.appId, id, context.appId],
-        'all',
-        em.getTransactionContext(),
-      );
-    const plan = rows[0];
-    return plan
-      ? Object.freeze({ planName: plan.name, features: Object.freeze(plan.features) })
+    const plan = await loadEntitledPlan(this.orm.em, context);
+    return plan.planName !== null
+      ? Object.freeze({ planName: plan.planName, features: Object.freeze(plan.features) })
       : NO_ENTITLEMENTS;
   }
 }

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -5,7 +6,9 @@ import { type Principal, requireAdmin, requireAppPrincipal } from '../../core/pr
 import { idSchema, parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
 import type { PaymentProvider, ProviderPrice } from '../payments/payment-provider.js';
+import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Plan } from './plan.entity.js';
+import { presentPlan } from './plan.presenter.js';
 import { planInputSchema, planPriceSchema } from './plans.schemas.js';
 
 /** Plans of an app: the operator defines them; apps and their customers read them. */
@@ -13,6 +16,7 @@ export class PlansService {
   constructor(
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
+    private readonly events: OutboundEvents,
   ) {}
 
   /** Creates a monthly (or other) recurring price on a new product at Stripe, for a plan to sell. */
@@ -23,7 +27,8 @@ export class PlansService {
 
   /**
    * Creates the plan with this id (slug) or changes it; fields left out keep their value. Making a plan
-   * the default takes the default away from the app's other plans in the same transaction.
+   * the default takes the default away from the app's other plans in the same transaction. Changing an
+   * existing plan records one `plan.updated` event (not one per customer on the plan, who may be many).
    */
   async upsertPlan(principal: Principal, appId: unknown, input: unknown): Promise<Plan> {
     requireAdmin(principal);
@@ -36,10 +41,14 @@ export class PlansService {
         .getConnection()
         .execute('select id from app where id = ? for update', [app], 'all', em.getTransactionContext());
       let plan = await em.findOne(Plan, { app, slug });
+      const before = plan ? presentPlan(plan) : null;
       if (!plan) {
         plan = em.create(Plan, { id: newId('pln'), app: em.getReference(App, app), slug, name: fields.name });
       }
       em.assign(plan, fields);
+      const after = presentPlan(plan);
+      if (before && !isDeepStrictEqual(before, after))
+        await this.events.record(em, app, 'plan.updated', after);
       if (fields.isDefault) {
         await em.nativeUpdate(Plan, { app, isDefault: true, id: { $ne: plan.id } }, { isDefault: false });
       }

@@ -21,6 +21,7 @@ import type {
 } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
+import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
 import {
   type ImportOutcome,
   importSubscription,
@@ -28,7 +29,11 @@ import {
   type SubscriptionOwner,
   unmatchedPrice,
 } from './subscription-import.js';
-import { applyNewerProviderEvent, applyProviderState } from './subscription-sync.js';
+import {
+  applyNewerProviderEvent,
+  applyNewerProviderEventReturningRows,
+  applyProviderState,
+} from './subscription-sync.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
@@ -47,6 +52,7 @@ export class ProviderNotificationsService {
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
     private readonly customers: CustomersService,
+    private readonly events: SubscriptionEvents,
     /** Told how each notification ended, for the metrics. */
     private readonly onOutcome: (outcome: NotificationOutcome) => void = () => undefined,
     private readonly logger?: Logger,
@@ -121,6 +127,7 @@ export class ProviderNotificationsService {
         remote,
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
+        events: this.events,
         existing: 'apply',
       });
       this.#imported(event, outcome, owner);
@@ -201,6 +208,7 @@ export class ProviderNotificationsService {
         remote,
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
+        events: this.events,
         existing: 'leave',
       });
       if (outcome.kind === 'existing') throw new RowAppeared();
@@ -256,7 +264,7 @@ export class ProviderNotificationsService {
       // Created first by another notification of the checkout without a name: the checkout's completes it.
       if (session.customerName && customer.name === null) customer.name = session.customerName;
     }
-    this.customers.linkPaymentCustomer(customer, remote.customerId);
+    await this.customers.linkPaymentCustomer(em, customer, remote.customerId);
     return { appId: app.id, customerId: customer.id };
   }
 
@@ -265,9 +273,22 @@ export class ProviderNotificationsService {
     remote: ProviderSubscription,
   ): Promise<{ applied: boolean }> {
     // The common case (a newer event, or a duplicate) in one statement; events of one second, below.
+    // The common case (a newer event, or a duplicate) in one statement; events of one second, and events
+    // of an app whose endpoints want to hear of the change, below.
     const outcome = await applyNewerProviderEvent(this.orm.em, event, remote);
     if (outcome === 'unknown') return this.#importUnknown(event, remote);
-    if (outcome !== 'same_second') return { applied: outcome === 'applied' };
+    if (outcome === 'record_events') {
+      // The same statement again, in a transaction that records the change's events with it.
+      const applied = await this.orm.em.transactional(async (em) => {
+        const result = await applyNewerProviderEventReturningRows(em, event, remote);
+        if (typeof result === 'string') return result;
+        await this.events.recordApplied(em, result.before, result.after);
+        return 'applied' as const;
+      });
+      if (applied !== 'same_second') return { applied: applied === 'applied' };
+    } else if (outcome !== 'same_second') {
+      return { applied: outcome === 'applied' };
+    }
     return this.orm.em.transactional(async (em) => {
       // The row lock first, then the id: the order the single statement takes them in, so the two paths
       // never wait for each other in a cycle.
@@ -291,7 +312,9 @@ export class ProviderNotificationsService {
       // Loaded after the lock, not with it: a joined plan would be locked too, serialising every
       // subscription of the plan behind one row.
       await em.populate(subscription, ['plan']);
+      const change = await this.events.begin(em, ownerOf(subscription), subscription);
       await applyProviderState(em, subscription, latest, event.created);
+      await change.done(subscription);
       return { applied: true };
     });
   }

@@ -5,6 +5,7 @@ import type { Metadata } from '../customers/customer.entity.js';
 import type { ProviderSubscription } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
+import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
 import { applyProviderState } from './subscription-sync.js';
 
 /** Whose a Stripe subscription is at Tollgate: a customer's or an organization's, in one app. */
@@ -68,6 +69,8 @@ export async function importSubscription(
      * current state, under the row lock, to apply instead. Without it the given state is applied.
      */
     readonly latest?: () => Promise<ProviderSubscription | null>;
+    /** The outbound events of the change (`subscription.created`/`updated`, `entitlements.updated`). */
+    readonly events: SubscriptionEvents;
   },
 ): Promise<ImportOutcome> {
   const { owner, plan, remote, asOf } = input;
@@ -116,7 +119,10 @@ export async function importSubscription(
     if (asOf === subscription.providerEventCreated && input.latest) state = (await input.latest()) ?? remote;
   }
   const before = snapshot(subscription);
+  // A new row is announced as created: the events see no state before it.
+  const change = await input.events.begin(em, ownerOf(subscription), created ? null : subscription);
   await applyProviderState(em, subscription, state, asOf);
+  await change.done(subscription);
   if (created) return { kind: 'created', subscription };
   return { kind: snapshot(subscription) === before ? 'unchanged' : 'updated', subscription };
 }

@@ -12,6 +12,7 @@ import type {
 } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
+import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
 import {
   cancelSubscriptionSchema,
   changePlanSchema,
@@ -37,6 +38,8 @@ interface Change {
   /** Null when the change applies to the locked subscription, else why not (409). */
   problem(subscription: Subscription): string | null;
   apply(subscription: Subscription, idempotencyKey: string): Promise<ProviderSubscription>;
+  /** The plan the subscription moves to, when the change names one (not looked up by price). */
+  readonly plan?: Plan;
 }
 
 /**
@@ -53,6 +56,7 @@ export class SubscriptionLifecycleService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly payments: PaymentProvider,
+    private readonly events: SubscriptionEvents,
   ) {}
 
   /** Cancels now (→ `canceled`), or with `atPeriodEnd: true` at the end of the paid period. */
@@ -90,16 +94,14 @@ export class SubscriptionLifecycleService {
     return this.#change(caller, subscriptionId, {
       key: `change-plan-${target.id}-${prorationBehavior}`,
       problem: (subscription) => planChangeProblem(subscription, target),
-      apply: async (subscription, idempotencyKey) => {
-        const remote = await this.payments.changeSubscriptionPrice(
+      apply: (subscription, idempotencyKey) =>
+        this.payments.changeSubscriptionPrice(
           subscription.stripeSubscriptionId,
           { priceId: target.stripePriceId!, prorationBehavior },
           idempotencyKey,
-        );
-        // Named here, not looked up by price, so two plans sharing a price cannot be confused.
-        subscription.plan = target;
-        return remote;
-      },
+        ),
+      // Named, not looked up by price, so two plans sharing a price cannot be confused.
+      plan: target,
     });
   }
 
@@ -149,7 +151,7 @@ export class SubscriptionLifecycleService {
     };
   }
 
-  async #change(caller: AppPrincipal, rawId: unknown, change: Change): Promise<Subscription> {
+  async #change(caller: AppPrincipal, rawId: unknown, operation: Change): Promise<Subscription> {
     const id = parseInput(subscriptionIdSchema, rawId);
     // The row stays locked across the Stripe call, so concurrent changes of one subscription are
     // judged one after the other against the state the previous one left.
@@ -163,17 +165,20 @@ export class SubscriptionLifecycleService {
       // Loaded apart from the locked read, so the row lock never extends to the plan's row.
       await em.populate(subscription, ['plan']);
       await this.#authorize(em, caller, subscription);
-      const problem = change.problem(subscription);
+      const problem = operation.problem(subscription);
       if (problem) throw new ConflictError(problem);
       // One key per change of one stored state: a retry after a lost answer replays Stripe's first
       // result instead of applying the change twice, while a later change gets a fresh key.
-      const idempotencyKey = `tollgate-${subscription.id}-${change.key}-${subscription.updatedAt.getTime()}`;
-      const remote = await change.apply(subscription, idempotencyKey);
+      const idempotencyKey = `tollgate-${subscription.id}-${operation.key}-${subscription.updatedAt.getTime()}`;
+      const remote = await operation.apply(subscription, idempotencyKey);
       // Stripe's answer is stored as a notification would store it, as of now: notifications created
       // before this change are older news and are ignored; those of this very second are checked
       // against Stripe's current state by the receiver, so they cannot undo the change either.
       const now = Math.floor(this.clock.now().getTime() / 1000);
+      const change = await this.events.begin(em, ownerOf(subscription), subscription);
+      if (operation.plan) subscription.plan = operation.plan;
       await applyProviderState(em, subscription, remote, now);
+      await change.done(subscription);
       return subscription;
     });
   }

@@ -33,7 +33,8 @@ export async function scheduleStripeReconcile(
     retryLimit: 1,
     retryDelay: 60,
   });
-  await jobs.work(STRIPE_RECONCILE_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
+  // The queue's usual polling (one indexed query every two seconds), so a queued run starts promptly.
+  await jobs.work(STRIPE_RECONCILE_QUEUE, {}, async () => {
     await run();
   });
   const cron = reconcileCron(intervalMinutes);

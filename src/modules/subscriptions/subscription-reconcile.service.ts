@@ -11,6 +11,7 @@ import { Customer } from '../customers/customer.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
 import { Subscription } from './subscription.entity.js';
+import type { SubscriptionEvents } from './subscription-events.js';
 import {
   importSubscription,
   planForPrice,
@@ -50,6 +51,7 @@ export class SubscriptionReconcileService {
     private readonly clock: Clock,
     private readonly payments: PaymentProvider,
     private readonly logger: Logger,
+    private readonly events: SubscriptionEvents,
   ) {}
 
   /** `POST /v1/customers/:id/sync` (API key): the customer's Stripe subscriptions, applied. */
@@ -165,6 +167,7 @@ export class SubscriptionReconcileService {
           metadata: decodeCallerMetadata(remote.metadata),
           asOf,
           existing: 'apply',
+          events: this.events,
           // Read at `asOf`: a change stored in that same second may have come after the read.
           latest: () => this.payments.retrieveSubscription(remote.id),
         });

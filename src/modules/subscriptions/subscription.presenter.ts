@@ -1,4 +1,5 @@
 import type { Subscription } from './subscription.entity.js';
+import type { SubscriptionRow } from './subscription-sync.js';
 
 /** The Subscription object of the REST API (DESIGN.md), frozen here so the entity can change freely. */
 export interface SubscriptionView {
@@ -33,5 +34,23 @@ export function presentSubscription(subscription: Subscription): SubscriptionVie
     metadata: { ...subscription.metadata },
     createdAt: new Date(subscription.createdAt).toISOString(),
     updatedAt: new Date(subscription.updatedAt).toISOString(),
+  };
+}
+
+/** The same object from a stored row (as `applyNewerProviderEventReturningRows` returns it). */
+export function presentSubscriptionRow(row: SubscriptionRow): SubscriptionView {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    organizationId: row.organization_id,
+    plan: { id: row.plan.id, name: row.plan.name },
+    status: row.status,
+    currentPeriodEnd: iso(row.current_period_end === null ? null : new Date(row.current_period_end)),
+    cancelAtPeriodEnd: row.cancel_at_period_end,
+    trialEnd: iso(row.trial_end === null ? null : new Date(row.trial_end)),
+    canceledAt: iso(row.canceled_at === null ? null : new Date(row.canceled_at)),
+    metadata: { ...(row.metadata ?? {}) },
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
   };
 }

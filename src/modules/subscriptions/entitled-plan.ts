@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Features } from '../plans/plan.entity.js';
+import type { BillingContext } from './billing-context.js';
+import { ENTITLING_STATUSES } from './subscription.entity.js';
+
+/** What a context is entitled to: its plan's name and features (`null`/`{}` without any plan). */
+export interface EntitledPlan {
+  readonly planName: string | null;
+  readonly features: Features;
+}
+
+const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
+
+/**
+ * The plan of the context's newest entitling subscription, else the app's default plan: one statement,
+ * one round trip. A personal context never sees organization subscriptions, whoever paid for them.
+ * The subscription named first is read with the status and plan given after it (its state before a
+ * change, for comparing); no subscription has the id ''.
+ */
+function planOf(owner: 'customer' | 'organization'): string {
+  const whose =
+    owner === 'customer' ? 's.customer_id = ? and s.organization_id is null' : 's.organization_id = ?';
+  return `
+  with o as (select ?::text as id, ?::text as status, ?::text as plan_id)
+  select p.name, p.features from plan p
+   where p.id = coalesce(
+     (select case when s.id = o.id then o.plan_id else s.plan_id end from subscription s, o
+       where s.app_id = ? and ${whose}
+         and (case when s.id = o.id then o.status else s.status end) in (${ENTITLING})
+       order by s.created_at desc, s.id desc limit 1),
+     (select d.id from plan d where d.app_id = ? and d.is_default limit 1))`;
+}
+
+const PLAN_OF_CUSTOMER = planOf('customer');
+const PLAN_OF_ORGANIZATION = planOf('organization');
+
+/** A subscription's state to read in place of its stored one. */
+export interface SubscriptionStateOverride {
+  readonly subscriptionId: string;
+  readonly status: string;
+  readonly planId: string;
+}
+
+/**
+ * Reads the context's entitled plan through `em` (in its transaction, when it has one: the entitlements
+ * service for its cache, and the subscription events to tell whether a change altered entitlements, with
+ * `override` giving the changed subscription's state before the change).
+ */
+export async function loadEntitledPlan(
+  em: EntityManager,
+  context: BillingContext,
+  override?: SubscriptionStateOverride,
+): Promise<EntitledPlan> {
+  const [sql, id] =
+    context.organizationId !== undefined
+      ? [PLAN_OF_ORGANIZATION, context.organizationId]
+      : [PLAN_OF_CUSTOMER, context.customerId];
+  const rows = await em
+    .getConnection()
+    .execute<{ name: string; features: Features }[]>(
+      sql,
+      [
+        override?.subscriptionId ?? '',
+        override?.status ?? '',
+        override?.planId ?? '',
+        context.appId,
+        id,
+        context.appId,
+      ],
+      'all',
+      em.getTransactionContext(),
+    );
+  const plan = rows[0];
+  return plan ? { planName: plan.name, features: plan.features } : { planName: null, features: {} };
+}

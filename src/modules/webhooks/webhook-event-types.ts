@@ -1,0 +1,21 @@
+/**
+ * The registry of outbound event types: what an endpoint may subscribe to, and what the core may record.
+ * A feature that records a new type adds it here (and to the README's list).
+ */
+export const WEBHOOK_EVENT_TYPES = [
+  'customer.created',
+  'customer.updated',
+  'subscription.created',
+  'subscription.updated',
+  'subscription.canceled',
+  'entitlements.updated',
+  'plan.updated',
+] as const;
+
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+const KNOWN: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
+
+export function isWebhookEventType(type: string): type is WebhookEventType {
+  return KNOWN.has(type);
+}

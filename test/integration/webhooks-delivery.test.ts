@@ -1,0 +1,249 @@
+import { randomBytes } from 'node:crypto';
+import { eventually } from '../helpers/eventually.js';
+import { productionEnv, startTestServer, type TestServer } from '../helpers/server.js';
+import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+/**
+ * How deliveries behave: retries on the Standard Webhooks schedule with the same webhook-id, a failed
+ * delivery kept and replayable, redirects not followed, private and (in production) loopback
+ * destinations refused on the address resolved at delivery time, and several instances sharing the work
+ * without sending anything twice. Only loopback ever receives traffic: the refused names resolve through
+ * an injected resolver, and nothing connects to what it answers.
+ */
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  receiver = await WebhookReceiver.start();
+});
+afterAll(async () => {
+  await receiver.close();
+});
+
+async function endpointFor(server: TestServer, apiKey: string, url: string) {
+  const res = await server.http.post('/v1/webhook-endpoints').set(auth(apiKey)).send({ url });
+  expect(res.status).toBe(201);
+  return { id: res.body.endpoint.id as string, secret: res.body.secret as string };
+}
+
+async function deliveriesOf(server: TestServer, apiKey: string, endpointId: string) {
+  const res = await server.http
+    .get(`/v1/webhook-endpoints/${endpointId}/deliveries`)
+    .query({ limit: 100 })
+    .set(auth(apiKey));
+  expect(res.status).toBe(200);
+  return res.body.data as any[];
+}
+
+async function newCustomer(
+  server: TestServer,
+  apiKey: string,
+  email = `c-${randomBytes(4).toString('hex')}@example.com`,
+) {
+  const res = await server.http.post('/v1/customers').set(auth(apiKey)).send({ email });
+  expect(res.status).toBe(201);
+  return res.body as { id: string };
+}
+
+describe('retries', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // The real first step (5 s), then a short last one so the test need not wait minutes for the end.
+    server = await startTestServer({ env: { WEBHOOK_RETRY_SCHEDULE: '5,1' } });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('sends the same webhook-id again about 5 s after a 500, marks the delivery failed after the last attempt, and replays it on request', async () => {
+    const { apiKey } = await server.createApp();
+    const { id: endpointId, secret } = await endpointFor(server, apiKey, `${receiver.url}/flaky`);
+    let healthy = false;
+    receiver.status = (r) => (r.path === '/flaky' && !healthy ? 500 : r.path === '/moved' ? 302 : 200);
+    const customer = await newCustomer(server, apiKey);
+    const mine = () =>
+      receiver.received.filter((r) => r.path === '/flaky' && r.payload.data.id === customer.id);
+
+    const [first, second, third] = await eventually(() => (mine().length >= 3 ? mine() : undefined), {
+      what: 'three attempts',
+      timeoutMs: 30_000,
+    });
+    expect(new Set([first, second, third].map((r) => r!.headers['webhook-id'])).size).toBe(1);
+    // Each attempt is signed afresh (its own timestamp) and verifies.
+    for (const attempt of [first, second, third]) expect(verify(secret, attempt!)).toEqual(first!.payload);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(4_900);
+
+    const [failed] = await eventually(async () => {
+      const list = await deliveriesOf(server, apiKey, endpointId);
+      return list[0]?.status === 'failed' ? list : undefined;
+    });
+    expect(failed).toMatchObject({
+      endpointId,
+      eventId: first!.headers['webhook-id'],
+      eventType: 'customer.created',
+      status: 'failed',
+      attempts: 3,
+      nextAttemptAt: null,
+    });
+    expect(failed.attemptLog).toHaveLength(3);
+    for (const attempt of failed.attemptLog) {
+      expect(attempt).toEqual({
+        attemptedAt: expect.any(String),
+        statusCode: 500,
+        durationMs: expect.any(Number),
+        excerpt: 'receiver says no',
+      });
+    }
+
+    healthy = true;
+    const replay = await server.http.post(`/v1/webhook-deliveries/${failed.id}/retry`).set(auth(apiKey));
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ id: failed.id, status: 'pending', attempts: 3 });
+    const [delivered] = await eventually(async () => {
+      const list = await deliveriesOf(server, apiKey, endpointId);
+      return list[0]?.status === 'succeeded' ? list : undefined;
+    });
+    expect(delivered).toMatchObject({ status: 'succeeded', attempts: 4 });
+    expect(delivered.attemptLog[0]).toMatchObject({ statusCode: 200, excerpt: 'ok' });
+    expect(mine()).toHaveLength(4);
+    expect(mine()[3]!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+
+    // A settled delivery of another app is not this app's to replay.
+    const other = await server.createApp();
+    const foreign = await server.http
+      .post(`/v1/webhook-deliveries/${failed.id}/retry`)
+      .set(auth(other.apiKey));
+    expect(foreign.status).toBe(404);
+  });
+
+  it('does not follow a redirect: a 302 is a failed attempt, and the redirect target hears nothing', async () => {
+    const { apiKey } = await server.createApp();
+    const { id: endpointId } = await endpointFor(server, apiKey, `${receiver.url}/moved`);
+    receiver.status = (r) => (r.path === '/moved' ? 302 : 200);
+    await newCustomer(server, apiKey);
+    const [delivery] = await eventually(async () => {
+      const list = await deliveriesOf(server, apiKey, endpointId);
+      return list[0]?.attempts >= 1 ? list : undefined;
+    });
+    expect(delivery.attemptLog.at(-1)).toMatchObject({ statusCode: 302 });
+    expect(receiver.received.filter((r) => r.path === '/moved').length).toBeGreaterThanOrEqual(1);
+    expect(receiver.received.filter((r) => r.path !== '/moved' && r.path !== '/flaky')).toEqual([]);
+  });
+});
+
+describe('refused destinations', () => {
+  it('refuses a name that resolves to a private or metadata address at delivery time (development)', async () => {
+    const asked: string[] = [];
+    const server = await startTestServer({
+      env: { WEBHOOK_RETRY_SCHEDULE: '1' },
+      webhookResolver: async (hostname) => {
+        asked.push(hostname);
+        return [{ address: hostname.startsWith('metadata') ? '169.254.169.254' : '10.0.0.7', family: 4 }];
+      },
+    });
+    try {
+      const { apiKey } = await server.createApp();
+      const internal = await endpointFor(server, apiKey, 'http://hooks.internal.test/events');
+      const metadata = await endpointFor(server, apiKey, 'http://metadata.internal.test/latest');
+      const literal = await endpointFor(server, apiKey, 'http://169.254.169.254/latest/meta-data');
+      await newCustomer(server, apiKey);
+
+      for (const [endpoint, excerpt] of [
+        [
+          internal,
+          'refused: hooks.internal.test resolves to a private, link-local or reserved address (10.0.0.7)',
+        ],
+        [
+          metadata,
+          'refused: metadata.internal.test resolves to a private, link-local or reserved address (169.254.169.254)',
+        ],
+        [literal, 'refused: a private, link-local or reserved address (169.254.169.254)'],
+      ] as const) {
+        const [delivery] = await eventually(async () => {
+          const list = await deliveriesOf(server, apiKey, endpoint.id);
+          return list[0]?.status === 'failed' ? list : undefined;
+        });
+        expect(delivery.attempts).toBe(2);
+        for (const attempt of delivery.attemptLog)
+          expect(attempt).toMatchObject({ statusCode: null, excerpt });
+      }
+      // Resolved at each attempt, not once when the endpoint was saved.
+      expect(asked.filter((name) => name === 'hooks.internal.test')).toHaveLength(2);
+      expect(asked).not.toContain('169.254.169.254');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('in production, requires https and refuses a name that now resolves to loopback (DNS rebinding)', async () => {
+    const server = await startTestServer({
+      env: productionEnv({ TRUST_PROXY: 'loopback', WEBHOOK_RETRY_SCHEDULE: '1' }),
+      webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
+    try {
+      const { apiKey } = await server.createApp();
+      const plain = await server.http
+        .post('/v1/webhook-endpoints')
+        .set(auth(apiKey))
+        .send({ url: 'http://hooks.example.com/events' });
+      expect(plain.status).toBe(400);
+      expect(plain.body.message).toBe('url: must be an https URL');
+      const localhost = await server.http
+        .post('/v1/webhook-endpoints')
+        .set(auth(apiKey))
+        .send({ url: `${receiver.url}/prod` });
+      expect(localhost.status).toBe(400);
+
+      const rebinding = await endpointFor(server, apiKey, 'https://rebind.example.com/events');
+      const literal = await endpointFor(server, apiKey, 'https://127.0.0.1:1/events');
+      await newCustomer(server, apiKey);
+      for (const [endpoint, excerpt] of [
+        [rebinding, 'refused: rebind.example.com resolves to a loopback address (127.0.0.1)'],
+        [literal, 'refused: a loopback address (127.0.0.1)'],
+      ] as const) {
+        const [delivery] = await eventually(async () => {
+          const list = await deliveriesOf(server, apiKey, endpoint.id);
+          return list[0]?.status === 'failed' ? list : undefined;
+        });
+        expect(delivery.attemptLog[0]).toMatchObject({ statusCode: null, excerpt });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('several instances', () => {
+  it('share one queue and deliver each event exactly once', async () => {
+    const env = { JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}` };
+    const [a, b] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
+    try {
+      const { apiKey } = await a.createApp();
+      const endpoint = await endpointFor(a, apiKey, `${receiver.url}/shared`);
+      const customers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => newCustomer(i % 2 === 0 ? a : b, apiKey)),
+      );
+      const ids = new Set(customers.map((c) => c.id));
+      const arrived = () => receiver.received.filter((r) => r.path === '/shared');
+      await eventually(() => (arrived().length >= 40 ? true : undefined), {
+        what: '40 deliveries',
+        timeoutMs: 30_000,
+      });
+      const deliveries = await eventually(async () => {
+        const list = await deliveriesOf(a, apiKey, endpoint.id);
+        return list.length === 40 && list.every((d) => d.status === 'succeeded') ? list : undefined;
+      });
+      expect(deliveries.every((d) => d.attempts === 1)).toBe(true);
+      expect(arrived()).toHaveLength(40);
+      expect(new Set(arrived().map((r) => r.headers['webhook-id'])).size).toBe(40);
+      expect(new Set(arrived().map((r) => r.payload.data.id))).toEqual(ids);
+      // Each attempt is counted by the instance that made it: 40 in all, whichever made them.
+      const attempts = async (server: TestServer) =>
+        (await server.deps.metrics!.outboundAttempts.get()).values.reduce((sum, v) => sum + v.value, 0);
+      expect((await attempts(a)) + (await attempts(b))).toBe(40);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
