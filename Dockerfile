@@ -11,7 +11,9 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY scripts ./scripts
-RUN npx tsc -p tsconfig.json --noCheck
+# The compile, then the dashboard's browser files (Preact and htm copied out of node_modules).
+COPY bin ./bin
+RUN node bin/build.js
 
 # Production dependencies only, from the same lock: no embedded PostgreSQL, no toolchain.
 FROM node:24-slim AS deps

@@ -3,4 +3,4 @@ export declare const ROOT: string;
 export declare const STAMP: string;
 export declare function staleReason(root?: string): string | undefined;
 export declare function canBuild(root?: string): boolean;
-export declare function build(root?: string): boolean;
+export declare function build(root?: string): Promise<boolean>;

@@ -5,11 +5,12 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildDashboard } from './build-dashboard.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What the CLI's compiled code is made from. Directories count too: deleting a file changes only its directory. */
-const INPUTS = ['src', 'migrations', 'scripts', 'tsconfig.json', 'package.json'];
+const INPUTS = ['src', 'migrations', 'scripts', 'tsconfig.json', 'package.json', 'bin/build-dashboard.js'];
 
 /** Its mtime is the moment the last build started: an edit during a build leaves the build stale. */
 export const STAMP = path.join('dist', '.build-stamp');
@@ -36,8 +37,11 @@ export function canBuild(root = ROOT) {
   return existsSync(path.join(root, 'src')) && existsSync(path.join(root, 'node_modules/typescript/bin/tsc'));
 }
 
-/** Compiles (no type check: `npm run typecheck` does that), its output on stderr, then writes the stamp. */
-export function build(root = ROOT) {
+/**
+ * Compiles (no type check: `npm run typecheck` does that), its output on stderr, builds the dashboard's
+ * browser files (bin/build-dashboard.js), then writes the stamp.
+ */
+export async function build(root = ROOT) {
   const started = new Date();
   const result = spawnSync(
     process.execPath,
@@ -45,6 +49,12 @@ export function build(root = ROOT) {
     { cwd: root, stdio: ['ignore', 2, 2] },
   );
   if (result.status !== 0) return false;
+  try {
+    await buildDashboard(root);
+  } catch (error) {
+    process.stderr.write(`dashboard: ${error.message}\n`);
+    return false;
+  }
   const stamp = path.join(root, STAMP);
   closeSync(openSync(stamp, 'w'));
   utimesSync(stamp, started, started);
@@ -52,5 +62,5 @@ export function build(root = ROOT) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.exitCode = build() ? 0 : 1;
+  process.exitCode = (await build()) ? 0 : 1;
 }

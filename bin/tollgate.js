@@ -6,7 +6,7 @@ import { build, canBuild, staleReason } from './build.js';
 const reason = canBuild() ? staleReason() : undefined;
 if (reason) {
   process.stderr.write(`tollgate: ${reason}, building dist/ first\n`);
-  if (!build()) {
+  if (!(await build())) {
     process.stderr.write('tollgate: the build failed (see above)\n');
     process.exit(1);
   }

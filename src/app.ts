@@ -13,6 +13,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { pinoHttp } from 'pino-http';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
+import { dashboardRouter } from './dashboard/dashboard.rest.js';
 import { connectionPool, databaseReady } from './db.js';
 import { shareConnectionsPerRequest, withConnectionShare } from './graphql/connection-share.js';
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
@@ -128,6 +129,7 @@ export async function createHttpApp(
   }
 
   if (deps.config.graphql.graphiql) app.use(graphiqlRouter());
+  app.use(dashboardRouter());
 
   // One EntityManager fork per request, for REST and GraphQL alike.
   app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));

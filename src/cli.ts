@@ -52,6 +52,7 @@ function printBanner(server: RunningServer): void {
     '',
     `  REST API     ${server.url}/v1`,
     graphql.graphiql ? `  GraphiQL     ${server.url}/graphql` : `  GraphQL      ${server.url}/graphql`,
+    `  Dashboard    ${server.url}/dashboard`,
     production ? '  Admin token  the value of ADMIN_TOKEN' : `  Admin token  ${server.adminToken}`,
   ];
   if (!production) lines.push(`  Dev mailbox  ${server.url}/dev/mailbox`);

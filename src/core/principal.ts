@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthorizedError } from './errors.js';
+import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from './errors.js';
 
 export type OrgRole = 'owner' | 'admin' | 'member';
 
@@ -48,4 +48,39 @@ export function requireAppPrincipal(principal: Principal): AppPrincipal {
   if (principal.kind === 'apiKey' || principal.kind === 'session') return principal;
   if (principal.kind === 'anonymous') throw new UnauthorizedError();
   throw new ForbiddenError('This operation needs an API key or a customer session token');
+}
+
+/**
+ * The key id the operator holds while acting on an app it named: no key row has it (key ids are
+ * `key_…`), so nothing keyed by a real key (limits, idempotency) ever meets it.
+ */
+export const OPERATOR_KEY_ID = 'operator';
+
+/**
+ * The app an operation is asked to act on, from a transport that lets its caller name one (GraphQL's
+ * `appId` argument). An operation called without a scope (the /v1 routes, whose paths name no app) runs
+ * as the caller itself, so there the admin token stays a credential of the wrong kind (403).
+ */
+export interface AppScope {
+  readonly appId?: string | null;
+}
+
+/**
+ * Who an app-level operation runs as when it may name the app (`appId`): the admin token must name it
+ * and then acts with the rights of that app's API key, through the same rules; an API key or session
+ * may leave it out or name its own app, and naming another app is answered as if it did not exist (404).
+ * Whether the named app exists is the caller's to check (see `actingOnApp` in modules/apps/app-rules.ts).
+ */
+export function scopeToApp(principal: Principal, appId: string | undefined): Principal {
+  switch (principal.kind) {
+    case 'admin':
+      if (appId === undefined) throw ValidationError.forField('appId', 'is required for the admin token');
+      return Object.freeze({ kind: 'apiKey', appId, apiKeyId: OPERATOR_KEY_ID });
+    case 'apiKey':
+    case 'session':
+      if (appId !== undefined && appId !== principal.appId) throw new NotFoundError('App', appId);
+      return principal;
+    case 'anonymous':
+      return principal;
+  }
 }

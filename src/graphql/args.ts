@@ -8,3 +8,7 @@ export function sentArgs<T extends object>(args: T): { [K in keyof T]?: NonNulla
     Object.entries(args).filter(([, value]) => value !== undefined && value !== null),
   ) as { [K in keyof T]?: NonNullable<T[K]> };
 }
+
+/** The description of the `appId` argument of the operations the operator may run on any app. */
+export const APP_ID_ARG =
+  'The app to act on: required with the admin token; an API key or session may leave it out or name its own app';

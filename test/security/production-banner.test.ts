@@ -116,6 +116,7 @@ describe('production start', () => {
     const banner = proc.output.stdout;
     expect(banner).toContain(`REST API     ${base}/v1\n`);
     expect(banner).toContain(`GraphQL      ${base}/graphql\n`);
+    expect(banner).toContain(`Dashboard    ${base}/dashboard\n`);
     expect(banner).toContain('Admin token  the value of ADMIN_TOKEN\n');
     expect(banner).not.toContain('GraphiQL');
     expect(banner).not.toContain('Dev mailbox');

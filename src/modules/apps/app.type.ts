@@ -126,3 +126,19 @@ export class CreateAppInput extends AppSettingsInput {
   @Field()
   name!: string;
 }
+
+@ObjectType('CallbackUrlCheck')
+export class CallbackUrlCheckType {
+  @Field({ description: "Whether the app's login and checkout flows accept the URL as a callback" })
+  allowed!: boolean;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The pattern that allows it; null when none does or when http://localhost is (always allowed)',
+  })
+  matchedPattern!: string | null;
+
+  static from(check: { allowed: boolean; matchedPattern: string | null }): CallbackUrlCheckType {
+    return Object.assign(new CallbackUrlCheckType(), check);
+  }
+}

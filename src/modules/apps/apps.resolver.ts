@@ -4,13 +4,17 @@ import {
   ApiKeyType,
   AppSettingsInput,
   AppType,
+  CallbackUrlCheckType,
   CreateApiKeyPayload,
   CreateAppInput,
   CreateAppPayload,
 } from './app.type.js';
 import type { AppsService } from './apps.service.js';
 
-/** Admin operations on apps and API keys (admin token only; enforced in AppsService). */
+/**
+ * Operations on apps and API keys, enforced in AppsService: the admin token for all of them; an API key
+ * may read its own app (not its keys) and test URLs against its patterns.
+ */
 @Resolver(() => AppType)
 export class AppsResolver {
   constructor(private readonly appsService: AppsService) {}
@@ -20,13 +24,32 @@ export class AppsResolver {
     return (await this.appsService.listApps(ctx.principal)).map(AppType.from);
   }
 
-  @Query(() => AppType, { nullable: true })
-  async app(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<AppType | null> {
+  @Query(() => AppType, {
+    nullable: true,
+    description:
+      'An app: the admin token names any; an API key may leave `id` out or name its own app (another → null)',
+  })
+  async app(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('id', () => ID, { nullable: true }) id?: string | null,
+  ): Promise<AppType | null> {
     const app = await this.appsService.getApp(ctx.principal, id);
     return app ? AppType.from(app) : null;
   }
 
-  @FieldResolver(() => [ApiKeyType])
+  @Query(() => CallbackUrlCheckType, {
+    description:
+      "Whether a callback URL is allowed by the app's patterns, and by which (the login flow's matcher)",
+  })
+  async checkCallbackUrl(
+    @Arg('appId', () => ID) appId: string,
+    @Arg('url') url: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CallbackUrlCheckType> {
+    return CallbackUrlCheckType.from(await this.appsService.checkCallbackUrl(ctx.principal, appId, url));
+  }
+
+  @FieldResolver(() => [ApiKeyType], { description: 'Admin token only' })
   async apiKeys(@Root() app: AppType, @Ctx() ctx: GraphQLContext): Promise<ApiKeyType[]> {
     return (await this.appsService.listApiKeys(ctx.principal, app.id)).map(ApiKeyType.from);
   }

@@ -40,3 +40,6 @@ export const createAppSchema = appSettingsSchema.extend({
   name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
 });
 export type CreateAppInput = z.infer<typeof createAppSchema>;
+
+/** A URL to test against an app's patterns: any text (a malformed one is simply not allowed). */
+export const callbackUrlCandidateSchema = z.string().max(2048, 'must be at most 2048 characters');

@@ -1,12 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { NotFoundError } from '../../core/errors.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { type Principal, requireAdmin } from '../../core/principal.js';
+import { type Principal, requireAdmin, requireApiKey } from '../../core/principal.js';
 import { API_KEY_PREFIX, displayPrefix, hashSecret, randomSecret } from '../../core/tokens.js';
 import { idSchema, parseInput } from '../../core/validation.js';
 import { ApiKey } from './api-key.entity.js';
 import { App } from './app.entity.js';
-import { appSettingsSchema, createAppSchema } from './apps.schemas.js';
+import { actingOnApp } from './app-rules.js';
+import { appSettingsSchema, callbackUrlCandidateSchema, createAppSchema } from './apps.schemas.js';
+import { type CallbackUrlCheck, checkCallbackUrl, parseStoredCallbackPatterns } from './callback-url.js';
 
 export interface CreatedApiKey {
   /** The secret, shown exactly once. */
@@ -48,8 +50,18 @@ export class AppsService {
     return this.em.find(App, {}, { orderBy: { createdAt: 'desc', id: 'asc' } });
   }
 
-  async getApp(principal: Principal, appId: string): Promise<App | null> {
+  /**
+   * An app, or null when there is none with that id. The operator names any app; an API key may leave
+   * the id out or name its own app (another app's is answered as absent, null).
+   */
+  async getApp(principal: Principal, appId: string | null | undefined): Promise<App | null> {
+    if (principal.kind === 'apiKey') {
+      if (appId !== undefined && appId !== null && appId !== principal.appId) return null;
+      return this.em.findOne(App, { id: principal.appId });
+    }
     requireAdmin(principal);
+    if (appId === undefined || appId === null)
+      throw ValidationError.forField('id', 'is required for the admin token');
     return this.em.findOne(App, { id: parseInput(idSchema, appId) });
   }
 
@@ -74,6 +86,17 @@ export class AppsService {
     key.revokedAt ??= new Date();
     await this.em.flush();
     return key;
+  }
+
+  /**
+   * Whether the app's login and checkout flows would accept `url` as a callback, and by which of its
+   * patterns (the same matcher). The operator names any app; an API key its own.
+   */
+  async checkCallbackUrl(principal: Principal, appId: string, url: unknown): Promise<CallbackUrlCheck> {
+    const { appId: id } = requireApiKey(await actingOnApp(this.em, principal, { appId }));
+    const app = await this.appOrFail(id);
+    const candidate = parseInput(callbackUrlCandidateSchema, url);
+    return checkCallbackUrl(candidate, parseStoredCallbackPatterns(app.allowedCallbackUrls));
   }
 
   /**

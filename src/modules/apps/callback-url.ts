@@ -128,16 +128,29 @@ function parseCandidate(candidate: string): URL | undefined {
 
 /** Whether `candidate` may be used as a redirect target given the app's patterns. */
 export function isAllowedCallbackUrl(candidate: string, patterns: readonly CallbackPattern[]): boolean {
+  return checkCallbackUrl(candidate, patterns).allowed;
+}
+
+export interface CallbackUrlCheck {
+  readonly allowed: boolean;
+  /** The first pattern that allows the URL; null when none does or when localhost's rule allows it. */
+  readonly matchedPattern: string | null;
+}
+
+/** Whether `candidate` is allowed, and by which pattern: the matcher the login and checkout flows use. */
+export function checkCallbackUrl(candidate: string, patterns: readonly CallbackPattern[]): CallbackUrlCheck {
   const url = parseCandidate(candidate);
-  if (!url) return false;
-  if (url.protocol === 'http:' && url.hostname === 'localhost') return true;
+  if (!url) return { allowed: false, matchedPattern: null };
+  if (url.protocol === 'http:' && url.hostname === 'localhost')
+    return { allowed: true, matchedPattern: null };
   const scheme = url.protocol.slice(0, -1);
   const pathAndQuery = url.pathname + url.search;
-  return patterns.some(
+  const match = patterns.find(
     (p) =>
       p.scheme === scheme &&
       p.host.test(url.hostname) &&
       (p.port === '*' || p.port === url.port) &&
       p.pathAndQuery.test(pathAndQuery),
   );
+  return { allowed: match !== undefined, matchedPattern: match?.source ?? null };
 }

@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { sentArgs } from '../../graphql/args.js';
+import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { CreateCustomerInput, CustomerListType, CustomerType, UpdateCustomerInput } from './customer.type.js';
 import type { CustomersService } from './customers.service.js';
@@ -17,14 +17,20 @@ export class CustomersResolver {
       | number
       | null,
     @Arg('offset', () => Int, { nullable: true, description: 'Default 0' }) offset?: number | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<CustomerListType> {
-    const page = await this.customersService.listCustomers(ctx.principal, sentArgs({ email, limit, offset }));
+    const query = sentArgs({ email, limit, offset });
+    const page = await this.customersService.listCustomers(ctx.principal, query, { appId });
     return CustomerListType.from(page);
   }
 
   @Query(() => CustomerType)
-  async customer(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<CustomerType> {
-    return CustomerType.from(await this.customersService.getCustomer(ctx.principal, id));
+  async customer(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
+  ): Promise<CustomerType> {
+    return CustomerType.from(await this.customersService.getCustomer(ctx.principal, id, { appId }));
   }
 
   @Mutation(() => CustomerType)

@@ -6,8 +6,9 @@ import type { Clock } from '../../core/clock.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Page } from '../../core/pagination.js';
-import { type Principal, requireApiKey } from '../../core/principal.js';
+import { type AppScope, type Principal, requireApiKey } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Customer } from './customer.entity.js';
 import { presentCustomer } from './customer.presenter.js';
@@ -52,7 +53,8 @@ export class CustomersService {
   }
 
   /**
-   * Newest first; `email` is a case-insensitive substring filter; `total` counts every match.
+   * Newest first; `email` is a case-insensitive substring filter; `total` counts every match. The
+   * operator names the app (`scope`); an API key lists its own.
    *
    * Without a filter the total is the app's count kept by the database (customer_count), a sum of a
    * few rows. With a filter it is counted: exact counting is linear in the app's matches (see the
@@ -62,8 +64,8 @@ export class CustomersService {
    * The page is found in `customer_app_id_created_at_id_index` alone (an index-only scan of the app's
    * entries, e-mail included for the filter) and only its rows are read from the table.
    */
-  async listCustomers(principal: Principal, input: unknown): Promise<Page<Customer>> {
-    const { appId } = requireApiKey(principal);
+  async listCustomers(principal: Principal, input: unknown, scope?: AppScope): Promise<Page<Customer>> {
+    const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const { email, limit, offset } = parseInput(listCustomersSchema, input ?? {});
     if (email === undefined || email === '') {
       if (offset <= NEAR_OFFSET) return this.listPage(this.em, appId, null, limit, offset, 'newest');
@@ -172,9 +174,9 @@ export class CustomersService {
     }
   }
 
-  /** One customer of the caller's app. */
-  async getCustomer(principal: Principal, id: string): Promise<Customer> {
-    const { appId } = requireApiKey(principal);
+  /** One customer of the caller's app (or of the app the operator names). */
+  async getCustomer(principal: Principal, id: string, scope?: AppScope): Promise<Customer> {
+    const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     return this.getCustomerOrFail(appId, id);
   }
 

@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
-import { sentArgs } from '../../graphql/args.js';
+import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { EntitlementCheckType, EntitlementsType } from './entitlement.type.js';
 import type { EntitlementsService } from './entitlements.service.js';
@@ -16,9 +16,12 @@ export class EntitlementsResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
     @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<EntitlementsType> {
     const query = sentArgs({ customerId, organizationId });
-    return EntitlementsType.from(await this.entitlementsService.getEntitlements(ctx.principal, query));
+    return EntitlementsType.from(
+      await this.entitlementsService.getEntitlements(ctx.principal, query, { appId }),
+    );
   }
 
   @Query(() => EntitlementCheckType, { description: 'Whether the context may use a feature, and its value' })
@@ -27,10 +30,11 @@ export class EntitlementsResolver {
     @Arg('feature') feature: string,
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
     @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<EntitlementCheckType> {
     const query = sentArgs({ customerId, organizationId });
     return EntitlementCheckType.from(
-      await this.entitlementsService.checkFeature(ctx.principal, feature, query),
+      await this.entitlementsService.checkFeature(ctx.principal, feature, query, { appId }),
     );
   }
 }

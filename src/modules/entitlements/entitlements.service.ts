@@ -1,8 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Principal } from '../../core/principal.js';
+import { type AppScope, type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
 import { loadEntitledPlan } from '../subscriptions/entitled-plan.js';
@@ -89,17 +90,26 @@ export class EntitlementsService {
     );
   }
 
-  /** `GET /v1/entitlements`: the session's context, or with an API key `customerId`/`organizationId`. */
-  async getEntitlements(principal: Principal, query: unknown): Promise<Entitlements> {
+  /**
+   * `GET /v1/entitlements`: the session's context, or with an API key `customerId`/`organizationId`
+   * (the operator names the app, `scope`).
+   */
+  async getEntitlements(principal: Principal, query: unknown, scope?: AppScope): Promise<Entitlements> {
+    const acting = await actingOnApp(this.orm.em, principal, scope);
     // One change-feed barrier for both cached lookups of the request.
     const synced = await this.changes.synced();
-    return this.resolve(await billingContextOf(this.orm, principal, query, this.#customers, synced), synced);
+    return this.resolve(await billingContextOf(this.orm, acting, query, this.#customers, synced), synced);
   }
 
   /** `GET /v1/entitlements/check/:feature`: whether the context's plan grants `feature`, and its value. */
-  async checkFeature(principal: Principal, feature: unknown, query: unknown): Promise<FeatureCheck> {
+  async checkFeature(
+    principal: Principal,
+    feature: unknown,
+    query: unknown,
+    scope?: AppScope,
+  ): Promise<FeatureCheck> {
     const name = parseInput(featureSchema, feature);
-    const { features } = await this.getEntitlements(principal, query);
+    const { features } = await this.getEntitlements(principal, query, scope);
     const value = Object.hasOwn(features, name) ? features[name]! : null;
     return { feature: name, allowed: isAllowed(value), value };
   }

@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
-import { sentArgs } from '../../graphql/args.js';
+import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { InvoiceType } from './invoice.type.js';
 import type { InvoicesService } from './invoices.service.js';
@@ -20,9 +20,9 @@ export class InvoicesResolver {
     @Arg('limit', () => Int, { nullable: true, description: 'Default 20, at most 100' }) limit?:
       | number
       | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<InvoiceType[]> {
-    return (await this.invoicesService.listInvoices(ctx.principal, sentArgs({ customerId, limit }))).map(
-      InvoiceType.from,
-    );
+    const input = sentArgs({ customerId, limit });
+    return (await this.invoicesService.listInvoices(ctx.principal, input, { appId })).map(InvoiceType.from);
   }
 }

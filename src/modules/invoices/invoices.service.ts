@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
-import { type Principal, requireAppPrincipal } from '../../core/principal.js';
+import { type AppScope, type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { PaymentProvider, ProviderInvoice } from '../payments/payment-provider.js';
 import { listInvoicesSchema } from './invoices.schemas.js';
@@ -17,9 +18,9 @@ export class InvoicesService {
     private readonly payments: PaymentProvider,
   ) {}
 
-  /** Newest first, at most `limit` (default 20, at most 100). */
-  async listInvoices(principal: Principal, input: unknown): Promise<ProviderInvoice[]> {
-    const caller = requireAppPrincipal(principal);
+  /** Newest first, at most `limit` (default 20, at most 100); the operator names the app (`scope`). */
+  async listInvoices(principal: Principal, input: unknown, scope?: AppScope): Promise<ProviderInvoice[]> {
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     const { customerId, limit } = parseInput(listInvoicesSchema, input ?? {});
     let id: string;
     if (caller.kind === 'session') {

@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { sentArgs } from '../../graphql/args.js';
+import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import {
   CreateOrganizationInput,
@@ -45,8 +45,10 @@ export class OrganizationsResolver {
   async organizations(
     @Ctx() ctx: GraphQLContext,
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<OrganizationType[]> {
-    return (await this.organizationsService.listOrganizations(ctx.principal, sentArgs({ customerId }))).map(
+    const input = sentArgs({ customerId });
+    return (await this.organizationsService.listOrganizations(ctx.principal, input, { appId })).map(
       OrganizationType.from,
     );
   }

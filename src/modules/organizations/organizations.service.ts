@@ -4,6 +4,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '.
 import { newId } from '../../core/ids.js';
 import {
   type AppPrincipal,
+  type AppScope,
   type OrgRole,
   type Principal,
   requireAppPrincipal,
@@ -11,7 +12,7 @@ import {
 } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
-import { assertOrganizationsEnabled } from '../apps/app-rules.js';
+import { actingOnApp, assertOrganizationsEnabled } from '../apps/app-rules.js';
 import { Customer } from '../customers/customer.entity.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import { Organization, OrganizationMember } from './organization.entity.js';
@@ -88,9 +89,12 @@ export class OrganizationsService {
     return membership?.organization ?? null;
   }
 
-  /** The organizations of a customer: `customerId` with an API key, the caller's own with a session. */
-  async listOrganizations(principal: Principal, input: unknown): Promise<Organization[]> {
-    const caller = await this.#callerWithOrganizations(principal);
+  /**
+   * The organizations of a customer: `customerId` with an API key (or the operator naming the app,
+   * `scope`), the caller's own with a session.
+   */
+  async listOrganizations(principal: Principal, input: unknown, scope?: AppScope): Promise<Organization[]> {
+    const caller = await this.#callerWithOrganizations(await actingOnApp(this.em, principal, scope));
     const { customerId } = parseInput(listOrganizationsSchema, input);
     let of: string;
     if (caller.kind === 'apiKey') {

@@ -13,7 +13,7 @@ export class PlansResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('appId', () => ID, { nullable: true }) appId?: string | null,
   ): Promise<PlanType[]> {
-    return (await this.plansService.listPlans(ctx.principal, appId ?? undefined)).map(PlanType.from);
+    return (await this.plansService.listPlans(ctx.principal, { appId })).map(PlanType.from);
   }
 
   @Mutation(() => PlanType, { description: 'Creates or changes a plan (admin token only)' })

@@ -1,10 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
+import { type AppScope, type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import type { PaymentProvider, ProviderPrice } from '../payments/payment-provider.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Plan } from './plan.entity.js';
@@ -58,21 +59,8 @@ export class PlansService {
   }
 
   /** The plans of the caller's app (an API key or session), or of `appId` for the operator. */
-  async listPlans(principal: Principal, appId?: unknown): Promise<Plan[]> {
-    const app = this.#appOf(principal, appId);
+  async listPlans(principal: Principal, scope: AppScope = {}): Promise<Plan[]> {
+    const { appId: app } = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     return this.orm.em.find(Plan, { app }, { orderBy: { createdAt: 'asc', slug: 'asc' } });
-  }
-
-  #appOf(principal: Principal, appId: unknown): string {
-    if (principal.kind === 'admin') {
-      if (appId === undefined || appId === null)
-        throw ValidationError.forField('appId', 'is required for the admin token');
-      return parseInput(idSchema, appId);
-    }
-    const caller = requireAppPrincipal(principal);
-    // An app's credential sees its own plans; naming another app is answered as if it did not exist.
-    if (appId !== undefined && appId !== null && appId !== caller.appId)
-      throw new NotFoundError('App', String(appId));
-    return caller.appId;
   }
 }

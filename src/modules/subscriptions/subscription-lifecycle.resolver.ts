@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { sentArgs } from '../../graphql/args.js';
+import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { PlanChangePreviewType, ProrationBehaviorEnum, SubscriptionType } from './subscription.type.js';
 import type { SubscriptionLifecycleService } from './subscription-lifecycle.service.js';
@@ -17,10 +17,11 @@ export class SubscriptionLifecycleResolver {
     @Arg('id', () => ID) id: string,
     @Ctx() ctx: GraphQLContext,
     @Arg('atPeriodEnd', () => Boolean, { nullable: true }) atPeriodEnd?: boolean | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType> {
     const input = sentArgs({ atPeriodEnd });
     return SubscriptionType.from(
-      await this.subscriptionLifecycleService.cancelSubscription(ctx.principal, id, input),
+      await this.subscriptionLifecycleService.cancelSubscription(ctx.principal, id, input, { appId }),
     );
   }
 
@@ -30,9 +31,10 @@ export class SubscriptionLifecycleResolver {
   async pauseSubscription(
     @Arg('id', () => ID) id: string,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType> {
     return SubscriptionType.from(
-      await this.subscriptionLifecycleService.pauseSubscription(ctx.principal, id, {}),
+      await this.subscriptionLifecycleService.pauseSubscription(ctx.principal, id, {}, { appId }),
     );
   }
 
@@ -42,9 +44,10 @@ export class SubscriptionLifecycleResolver {
   async resumeSubscription(
     @Arg('id', () => ID) id: string,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType> {
     return SubscriptionType.from(
-      await this.subscriptionLifecycleService.resumeSubscription(ctx.principal, id, {}),
+      await this.subscriptionLifecycleService.resumeSubscription(ctx.principal, id, {}, { appId }),
     );
   }
 

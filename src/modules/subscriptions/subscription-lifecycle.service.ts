@@ -2,8 +2,14 @@ import { type EntityManager, LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
-import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
+import {
+  type AppPrincipal,
+  type AppScope,
+  type Principal,
+  requireAppPrincipal,
+} from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import { OrganizationMember } from '../organizations/organization.entity.js';
 import type {
   PaymentProvider,
@@ -49,7 +55,8 @@ interface Change {
  *
  * Who may act: an API key of the subscription's app; a customer session for its own subscription, or for
  * an organization's subscription when it is the organization's owner or admin (a plain member → 403).
- * Any other subscription, another app's included, is reported as absent (404).
+ * Any other subscription, another app's included, is reported as absent (404). The operator acts as the
+ * API key of the app it names (`scope`).
  */
 export class SubscriptionLifecycleService {
   constructor(
@@ -60,22 +67,37 @@ export class SubscriptionLifecycleService {
   ) {}
 
   /** Cancels now (→ `canceled`), or with `atPeriodEnd: true` at the end of the paid period. */
-  async cancelSubscription(principal: Principal, id: unknown, input: unknown): Promise<Subscription> {
-    const caller = requireAppPrincipal(principal);
+  async cancelSubscription(
+    principal: Principal,
+    id: unknown,
+    input: unknown,
+    scope?: AppScope,
+  ): Promise<Subscription> {
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     const { atPeriodEnd } = parseInput(cancelSubscriptionSchema, input ?? {});
     return this.#change(caller, id, this.#lifecycle(atPeriodEnd ? 'cancel_at_period_end' : 'cancel'));
   }
 
   /** Pauses collection at Stripe (→ `paused`, which grants no entitlements). */
-  async pauseSubscription(principal: Principal, id: unknown, input: unknown): Promise<Subscription> {
-    const caller = requireAppPrincipal(principal);
+  async pauseSubscription(
+    principal: Principal,
+    id: unknown,
+    input: unknown,
+    scope?: AppScope,
+  ): Promise<Subscription> {
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     parseInput(noOptionsSchema, input ?? {});
     return this.#change(caller, id, this.#lifecycle('pause'));
   }
 
   /** Resumes a paused subscription, or withdraws a cancellation scheduled for the period end. */
-  async resumeSubscription(principal: Principal, id: unknown, input: unknown): Promise<Subscription> {
-    const caller = requireAppPrincipal(principal);
+  async resumeSubscription(
+    principal: Principal,
+    id: unknown,
+    input: unknown,
+    scope?: AppScope,
+  ): Promise<Subscription> {
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     parseInput(noOptionsSchema, input ?? {});
     return this.#change(caller, id, this.#lifecycle('resume'));
   }

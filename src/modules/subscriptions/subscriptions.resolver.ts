@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
-import { sentArgs } from '../../graphql/args.js';
+import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { SubscriptionType } from './subscription.type.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
@@ -18,9 +18,12 @@ export class SubscriptionsResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
     @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType | null> {
     const query = sentArgs({ customerId, organizationId });
-    const subscription = await this.subscriptionsService.findCurrentSubscription(ctx.principal, query);
+    const subscription = await this.subscriptionsService.findCurrentSubscription(ctx.principal, query, {
+      appId,
+    });
     return subscription ? SubscriptionType.from(subscription) : null;
   }
 }

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../../core/errors.js';
-import { type Principal } from '../../core/principal.js';
+import { type AppScope, type Principal } from '../../core/principal.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import { billingContextOf } from './billing-context.js';
 import { ENTITLING_STATUSES, Subscription } from './subscription.entity.js';
 
@@ -18,9 +19,17 @@ export class SubscriptionsService {
     return subscription;
   }
 
-  /** As `getCurrentSubscription`, with null when the context has no entitling subscription. */
-  async findCurrentSubscription(principal: Principal, query: unknown): Promise<Subscription | null> {
-    const context = await billingContextOf(this.orm, principal, query);
+  /**
+   * As `getCurrentSubscription`, with null when the context has no entitling subscription; the operator
+   * names the app (`scope`).
+   */
+  async findCurrentSubscription(
+    principal: Principal,
+    query: unknown,
+    scope?: AppScope,
+  ): Promise<Subscription | null> {
+    const acting = await actingOnApp(this.orm.em, principal, scope);
+    const context = await billingContextOf(this.orm, acting, query);
     const owner =
       context.organizationId !== undefined
         ? { organization: context.organizationId }

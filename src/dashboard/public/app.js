@@ -1,0 +1,197 @@
+// The dashboard's entry: sign-in, the hash router (ids only in the fragment, never the credential) and
+// the list of apps. Each app's pages live in app-page.js, plans.js and customers.js.
+
+import { ApiError, credential, freshKeys, isApiKey, onCredentialRejected, request } from './api.js';
+import { AppPage } from './app-page.js';
+import { DashboardApps, DashboardCreateApp, DashboardKeyApp } from './operations.js';
+import { ErrorMessage, Field, formatDate, html, Loading, useLoad } from './ui.js';
+import { useEffect, useState } from './vendor/hooks.js';
+import { render } from './vendor/preact.js';
+
+function parseRoute(hash) {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'apps' && parts[1]) {
+    if (parts[2] === 'customers' && parts[3])
+      return { page: 'customer', appId: parts[1], customerId: parts[3] };
+    return { page: 'app', appId: parts[1], tab: parts[2] ?? 'settings' };
+  }
+  return { page: 'apps' };
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', update);
+    return () => removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}
+
+function SignIn({ onSignedIn, reason }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    const candidate = token.trim();
+    try {
+      if (isApiKey(candidate)) {
+        const { app } = await request(DashboardKeyApp, {}, candidate);
+        location.hash = `#/apps/${encodeURIComponent(app.id)}`;
+      } else {
+        await request(DashboardApps, {}, candidate);
+      }
+      credential.set(candidate);
+      onSignedIn();
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'UNAUTHENTICATED')
+        setError(isApiKey(candidate) ? 'That API key is not valid.' : 'That admin token is not valid.');
+      else if (e instanceof ApiError && e.code === 'FORBIDDEN')
+        setError(
+          'This credential cannot open the dashboard: use the admin token, or an API key for its app.',
+        );
+      else setError(e.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<main class="signin">
+    <h1>Tollgate dashboard</h1>
+    ${reason ? html`<p class="notice" role="status">${reason}</p>` : null}
+    <form onSubmit=${submit} novalidate>
+      <${Field} label="Admin token" error=${error}
+        hint="The ADMIN_TOKEN this Tollgate was started with, or an app's API key (tg_sk_…) for that app's pages. It stays in this tab only.">
+        ${(props) => html`<input ...${props} type="password" autocomplete="off" spellcheck="false" required
+          value=${token} onInput=${(e) => setToken(e.currentTarget.value)} />`}
+      <//>
+      <button type="submit" disabled=${busy || token.trim() === ''}>Sign in</button>
+    </form>
+  </main>`;
+}
+
+function CreateApp() {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  if (!open) return html`<button type="button" onClick=${() => setOpen(true)}>Create app</button>`;
+  const submit = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    setErrors({});
+    setError(undefined);
+    try {
+      const { createApp } = await request(DashboardCreateApp, { input: { name } });
+      freshKeys.set(createApp.app.id, createApp.apiKey);
+      location.hash = `#/apps/${encodeURIComponent(createApp.app.id)}`;
+    } catch (e) {
+      const byField = e instanceof ApiError ? e.fieldErrors() : {};
+      if (Object.keys(byField).length > 0) setErrors(byField);
+      else setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="card" onSubmit=${submit} novalidate aria-label="Create app">
+    <h2>Create app</h2>
+    <${Field} label="Name" error=${errors.name}>
+      ${(props) => html`<input ...${props} type="text" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}
+    <//>
+    <${ErrorMessage} error=${error} />
+    <div class="actions">
+      <button type="submit" disabled=${busy}>Create</button>
+      <button type="button" class="secondary" onClick=${() => setOpen(false)}>Cancel</button>
+    </div>
+  </form>`;
+}
+
+function AppsPage() {
+  const apps = useLoad(() => request(DashboardApps), []);
+  return html`<main>
+    <div class="title-row">
+      <h1>Apps</h1>
+      <${CreateApp} />
+    </div>
+    ${apps.loading && !apps.data ? html`<${Loading} what="Loading apps" />` : null}
+    <${ErrorMessage} error=${apps.error} />
+    ${apps.data && apps.data.apps.length === 0 ? html`<p class="empty">No apps yet. Create the first one.</p>` : null}
+    ${
+      apps.data && apps.data.apps.length > 0
+        ? html`<div class="table-wrap"><table>
+          <caption class="visually-hidden">Apps</caption>
+          <thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">Created</th></tr></thead>
+          <tbody>
+            ${apps.data.apps.map(
+              (app) => html`<tr key=${app.id}>
+                <td><a href=${`#/apps/${encodeURIComponent(app.id)}`}>${app.name}</a></td>
+                <td><code>${app.id}</code></td>
+                <td>${formatDate(app.createdAt)}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table></div>`
+        : null
+    }
+  </main>`;
+}
+
+/** Signed in with an API key, the dashboard is that key's app: its home is the app's page. */
+function KeyHome() {
+  const own = useLoad(() => request(DashboardKeyApp), []);
+  useEffect(() => {
+    if (own.data?.app) location.replace(`#/apps/${encodeURIComponent(own.data.app.id)}`);
+  }, [own.data]);
+  if (own.error) return html`<main><${ErrorMessage} error=${own.error} /></main>`;
+  return html`<main><${Loading} what="Loading the app" /></main>`;
+}
+
+function Dashboard() {
+  const [signedIn, setSignedIn] = useState(() => credential.get() !== null);
+  const [reason, setReason] = useState(undefined);
+  const route = useRoute();
+  useEffect(
+    () =>
+      onCredentialRejected(() => {
+        const what = isApiKey(credential.get()) ? 'The API key' : 'The admin token';
+        credential.clear();
+        setReason(`${what} was refused: sign in again.`);
+        setSignedIn(false);
+      }),
+    [],
+  );
+  if (!signedIn) return html`<${SignIn} reason=${reason} onSignedIn=${() => setSignedIn(true)} />`;
+  const keyMode = isApiKey(credential.get());
+  const signOut = () => {
+    credential.clear();
+    freshKeys.clear();
+    setReason(undefined);
+    setSignedIn(false);
+  };
+  let content;
+  if (route.page !== 'apps')
+    content = html`<${AppPage} key=${route.appId} route=${route} keyMode=${keyMode} />`;
+  else content = keyMode ? html`<${KeyHome} />` : html`<${AppsPage} />`;
+  return html`<div class="shell">
+    <header>
+      <a class="brand" href="#/">Tollgate</a>
+      <nav aria-label="Main">
+        ${
+          keyMode
+            ? html`<span>Signed in with an API key: its app only</span>`
+            : html`<a href="#/" aria-current=${route.page === 'apps' ? 'page' : undefined}>Apps</a>`
+        }
+      </nav>
+      <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
+    </header>
+    ${content}
+  </div>`;
+}
+
+const root = document.getElementById('root');
+// The static "Loading…" placeholder goes: render() would otherwise keep it above the dashboard.
+root.replaceChildren();
+render(html`<${Dashboard} />`, root);
