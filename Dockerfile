@@ -6,6 +6,8 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The lock covers the workspace (the @tollgate/client package): npm ci needs its manifest too.
+COPY packages/client/package.json ./packages/client/package.json
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
@@ -19,7 +21,9 @@ RUN node bin/build.js
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+COPY packages/client/package.json ./packages/client/package.json
+# The server needs no workspace package at run time: leave the client (and its link) out.
+RUN npm ci --omit=dev --workspaces=false --no-audit --no-fund
 
 # Runtime stage: production dependencies and compiled code only, as an unprivileged user.
 FROM node:24-slim AS runtime

@@ -2,15 +2,31 @@
 // Compiles the TypeScript to dist/ and records when, so `bin/tollgate.js` can tell a fresh build from a
 // stale one without compiling (a compile takes seconds; the check takes milliseconds).
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildDashboard } from './build-dashboard.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** What the CLI's compiled code is made from. Directories count too: deleting a file changes only its directory. */
-const INPUTS = ['src', 'migrations', 'scripts', 'tsconfig.json', 'package.json', 'bin/build-dashboard.js'];
+/**
+ * What the build makes things from: the CLI's code, the dashboard's browser files and the
+ * `@tollgate/client` package. Directories count too: deleting a file changes only its directory.
+ */
+const INPUTS = [
+  'src',
+  'migrations',
+  'scripts',
+  'tsconfig.json',
+  'package.json',
+  'bin/build-dashboard.js',
+  'packages/client/src',
+  'packages/client/tsconfig.json',
+  'packages/client/package.json',
+];
+
+/** The client package, built beside the server (ESM + type declarations in its own dist/). */
+export const CLIENT_PACKAGE = path.join('packages', 'client');
 
 /** Its mtime is the moment the last build started: an edit during a build leaves the build stale. */
 export const STAMP = path.join('dist', '.build-stamp');
@@ -38,17 +54,28 @@ export function canBuild(root = ROOT) {
 }
 
 /**
- * Compiles (no type check: `npm run typecheck` does that), its output on stderr, builds the dashboard's
- * browser files (bin/build-dashboard.js), then writes the stamp.
+ * Compiles the server (no type check: `npm run typecheck` does that) and the client package (checked:
+ * its declarations are what users compile against), output on stderr, builds the dashboard's browser
+ * files (bin/build-dashboard.js), then writes the stamp.
  */
 export async function build(root = ROOT) {
   const started = new Date();
-  const result = spawnSync(
-    process.execPath,
-    [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json'), '--noCheck'],
-    { cwd: root, stdio: ['ignore', 2, 2] },
-  );
-  if (result.status !== 0) return false;
+  const tsc = (project, ...flags) =>
+    spawnSync(
+      process.execPath,
+      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project, ...flags],
+      {
+        cwd: root,
+        stdio: ['ignore', 2, 2],
+      },
+    ).status === 0;
+  if (!tsc(path.join(root, 'tsconfig.json'), '--noCheck')) return false;
+  const client = path.join(root, CLIENT_PACKAGE);
+  if (existsSync(path.join(client, 'tsconfig.json'))) {
+    // A clean output: a source file removed must not leave its old build in the published package.
+    rmSync(path.join(client, 'dist'), { recursive: true, force: true });
+    if (!tsc(path.join(client, 'tsconfig.json'))) return false;
+  }
   try {
     await buildDashboard(root);
   } catch (error) {

@@ -28,6 +28,7 @@ import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
+import { cors } from './rest/cors.js';
 import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
 import { httpMetrics, metricsHandler, noteMount } from './rest/metrics.rest.js';
 import {
@@ -146,6 +147,13 @@ export async function createHttpApp(
     next();
   });
 
+  app.use(
+    cors({
+      allowsOrigin: (origin, appId) => services.apps.allowsOrigin(origin, appId),
+      production: deps.config.production,
+      publicBaseUrl: deps.config.publicBaseUrl,
+    }),
+  );
   app.use(rateLimitMiddleware(services.rateLimits));
   app.use(hostHeaderGuard, requestPathGuard);
 

@@ -3,8 +3,11 @@ import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { billingPortalRouter } from '../modules/billing-portal/billing-portal.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
+import { couponsRouter } from '../modules/coupons/coupons.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
+import { invoicesRouter } from '../modules/invoices/invoices.rest.js';
+import { organizationsRouter } from '../modules/organizations/organizations.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionReconcileRouter } from '../modules/subscriptions/subscription-reconcile.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
@@ -24,7 +27,10 @@ export function v1Router(services: Services): Router {
     customersRouter(services.customers),
     entitlementsRouter(services.entitlements),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
-    subscriptionsRouter(services.subscriptions),
+    subscriptionsRouter(services.subscriptions, services.subscriptionHistory),
+    invoicesRouter(services.invoices),
+    couponsRouter(services.coupons, services.rateLimits),
+    organizationsRouter(services.organizations),
     webhooksRouter(services.webhooks),
     billingPortalRouter(services.billingPortal),
     subscriptionReconcileRouter(services.subscriptionReconcile),

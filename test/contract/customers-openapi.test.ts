@@ -62,6 +62,13 @@ describe('schema/openapi.yaml', () => {
         'GET /v1/apps/{appId}/auth/verify',
         'GET /v1/apps/{appId}/auth/session',
         'POST /v1/webhooks/stripe',
+        // The client operations whose paths the interface leaves open (Tollgate's choices).
+        'GET /v1/subscriptions',
+        'GET /v1/invoices',
+        'POST /v1/coupons/validate',
+        'GET /v1/organizations',
+        'POST /v1/apps/{appId}/auth/switch-organization',
+        'POST /v1/apps/{appId}/auth/sign-out',
         'GET /v1/webhook-endpoints',
         'POST /v1/webhook-endpoints',
         'GET /v1/webhook-endpoints/{id}',

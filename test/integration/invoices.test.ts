@@ -93,7 +93,7 @@ describe('invoices', () => {
     expect(foreign.body.errors?.[0].extensions).toMatchObject({ code: 'NOT_FOUND', statusCode: 404 });
     const unnamed = await server.graphql(INVOICES, {}, apiKey);
     expect(unnamed.body.errors?.[0]).toMatchObject({
-      message: 'customerId: is required with an API key',
+      message: 'exactly one of customerId or organizationId is required',
       extensions: { code: 'BAD_USER_INPUT', statusCode: 400 },
     });
     const anonymous = await server.graphql(INVOICES, { customerId: customer.id });

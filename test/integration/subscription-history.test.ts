@@ -143,15 +143,15 @@ describe('subscription history', () => {
     expect(alone.body.data.subscriptions.map((s: { id: string }) => s.id)).toEqual([personal.id]);
   });
 
-  it("answers 404 for another app's customer, 403 for the subscriptions query with an API key, 401 without a credential", async () => {
+  it("answers 404 for another app's customer, 400 for the subscriptions query with an API key naming no context, 401 without a credential", async () => {
     const { customer } = await customerWithHistory();
     const other = await server.createApp();
     const foreign = await server.graphql(CUSTOMER_HISTORY, { id: customer.id }, other.apiKey);
     expect(foreign.body.errors?.[0].extensions).toMatchObject({ code: 'NOT_FOUND', statusCode: 404 });
     const withKey = await server.graphql(OWN_HISTORY, {}, apiKey);
     expect(withKey.body.errors?.[0]).toMatchObject({
-      message: 'This operation needs a customer session token',
-      extensions: { code: 'FORBIDDEN', statusCode: 403 },
+      message: 'exactly one of customerId or organizationId is required',
+      extensions: { statusCode: 400 },
     });
     const anonymous = await server.graphql(OWN_HISTORY, {});
     expect(anonymous.body.errors?.[0].extensions).toMatchObject({ code: 'UNAUTHENTICATED', statusCode: 401 });

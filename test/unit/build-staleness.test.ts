@@ -56,4 +56,16 @@ describe('build staleness', () => {
     await touch('tsconfig.json', 30);
     expect(staleReason(root)).toBe('tsconfig.json changed since the last build');
   });
+
+  it('is stale when the client package changed (the build makes it too)', async () => {
+    await mkdir(path.join(root, 'packages/client/src'), { recursive: true });
+    await writeFile(path.join(root, 'packages/client/src/index.ts'), '');
+    await touch('packages/client/src/index.ts', 10);
+    await touch('packages/client/src', 10);
+    await writeFile(path.join(root, STAMP), '');
+    await touch(STAMP, 20);
+    expect(staleReason(root)).toBeUndefined();
+    await touch('packages/client/src/index.ts', 25);
+    expect(staleReason(root)).toBe('packages/client/src changed since the last build');
+  });
 });

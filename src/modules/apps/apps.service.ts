@@ -8,7 +8,19 @@ import { ApiKey } from './api-key.entity.js';
 import { App } from './app.entity.js';
 import { actingOnApp } from './app-rules.js';
 import { appSettingsSchema, callbackUrlCandidateSchema, createAppSchema } from './apps.schemas.js';
-import { type CallbackUrlCheck, checkCallbackUrl, parseStoredCallbackPatterns } from './callback-url.js';
+import {
+  type CallbackPattern,
+  type CallbackUrlCheck,
+  checkCallbackUrl,
+  isAllowedOrigin,
+  parseStoredCallbackPatterns,
+} from './callback-url.js';
+
+/**
+ * How long the union of every app's patterns serves requests that name no app (preflights): a pattern
+ * added to an app grants its preflights within this time.
+ */
+const ANY_APP_ORIGINS_TTL_MS = 5_000;
 
 export interface CreatedApiKey {
   /** The secret, shown exactly once. */
@@ -118,5 +130,46 @@ export class AppsService {
       prefix: displayPrefix(secret),
     });
     return { secret, key };
+  }
+
+  /**
+   * Whether a browser page at `origin` may call Tollgate for app `appId`: the origin of one of the app's
+   * allowed callback URL patterns, read at each request so a settings change applies at once (one
+   * primary-key read, only for cross-origin requests).
+   *
+   * Without an app (a preflight, or a request without a credential, on a path that names none) any
+   * app's patterns grant it. Those requests are answered before any budget is spent, so every app's
+   * patterns are read at most once per ANY_APP_ORIGINS_TTL_MS rather than per request; a request with a
+   * credential is always checked against its own app's current patterns.
+   */
+  async allowsOrigin(origin: string, appId: string | undefined): Promise<boolean> {
+    if (appId === undefined) return (await this.#anyAppPatterns()).some((p) => isAllowedOrigin(origin, p));
+    const rows = await this.em
+      .getConnection()
+      .execute<{ allowed_callback_urls: string }[]>('select allowed_callback_urls from app where id = ?', [
+        appId,
+      ]);
+    return rows.some((row) =>
+      isAllowedOrigin(origin, parseStoredCallbackPatterns(row.allowed_callback_urls)),
+    );
+  }
+
+  #anyApp: { readonly until: number; readonly patterns: Promise<CallbackPattern[][]> } | undefined;
+
+  #anyAppPatterns(): Promise<CallbackPattern[][]> {
+    const now = Date.now();
+    if (this.#anyApp && this.#anyApp.until > now) return this.#anyApp.patterns;
+    const patterns = this.em
+      .getConnection()
+      .execute<{ allowed_callback_urls: string }[]>(
+        "select allowed_callback_urls from app where allowed_callback_urls <> ''",
+      )
+      .then((rows) => rows.map((row) => parseStoredCallbackPatterns(row.allowed_callback_urls)));
+    this.#anyApp = { until: now + ANY_APP_ORIGINS_TTL_MS, patterns };
+    // A failed read is not kept: the next request tries again.
+    patterns.catch(() => {
+      if (this.#anyApp?.patterns === patterns) this.#anyApp = undefined;
+    });
+    return patterns;
   }
 }

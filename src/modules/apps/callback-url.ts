@@ -154,3 +154,22 @@ export function checkCallbackUrl(candidate: string, patterns: readonly CallbackP
   );
   return { allowed: match !== undefined, matchedPattern: match?.source ?? null };
 }
+
+/**
+ * Whether a browser origin (`scheme://host[:port]`, as the `Origin` header sends it) is the origin of
+ * one of the patterns: scheme, host and port compared as for a callback URL, the path left aside. A page
+ * that may receive the login callback may call Tollgate from the browser.
+ */
+export function isAllowedOrigin(origin: string, patterns: readonly CallbackPattern[]): boolean {
+  const url = parseCandidate(`${origin}/`);
+  if (!url || `${url.protocol}//${url.host}` !== origin.toLowerCase()) return false;
+  const scheme = url.protocol.slice(0, -1);
+  return patterns.some(
+    (p) => p.scheme === scheme && p.host.test(url.hostname) && (p.port === '*' || p.port === url.port),
+  );
+}
+
+/** `http://localhost[:port]`, the origin of a local development server. */
+export function isLocalhostOrigin(origin: string): boolean {
+  return /^http:\/\/localhost(?::\d{1,5})?$/.test(origin);
+}

@@ -2,7 +2,7 @@ import type { Metadata } from '../customers/customer.entity.js';
 import { presentEntitlements } from '../entitlements/entitlements.presenter.js';
 import type { Entitlements } from '../entitlements/entitlements.service.js';
 import type { VerifiedLogin } from './magic-links.service.js';
-import type { SessionCustomer, SessionView } from './sessions.service.js';
+import type { SessionCustomer, SessionView, SwitchedSession } from './sessions.service.js';
 
 /** The customer as a session shows it: `{id, email, name, metadata}`. */
 export interface SessionCustomerJson {
@@ -46,5 +46,18 @@ export function presentVerifyResult(login: VerifiedLogin): VerifyResultJson {
     sessionToken: login.sessionToken,
     customer: presentSessionCustomer(login.customer),
     entitlements: presentEntitlements(login.entitlements),
+  };
+}
+
+/** `POST …/auth/switch-organization`: the new token beside the session object it stands for. */
+export function presentSwitchedSession(switched: SwitchedSession): SessionJson & { sessionToken: string } {
+  return {
+    sessionToken: switched.sessionToken,
+    ...presentSession({
+      customer: switched.customer,
+      entitlements: switched.entitlements,
+      organizationId: switched.organizationId,
+      orgRole: switched.orgRole,
+    }),
   };
 }

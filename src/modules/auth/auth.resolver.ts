@@ -61,7 +61,7 @@ export class AuthResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<SwitchOrganizationPayload> {
     return SwitchOrganizationPayload.from(
-      await this.sessionsService.switchOrganization(ctx.principal, organizationId),
+      await this.sessionsService.switchOrganization(ctx.principal, { organizationId }),
     );
   }
 }

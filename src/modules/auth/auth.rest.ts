@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { strictRouter } from '../../infra/strict-router.js';
-import { presentSession, presentVerifyResult } from './auth.presenter.js';
+import { presentSession, presentSwitchedSession, presentVerifyResult } from './auth.presenter.js';
 import type { MagicLinksService } from './magic-links.service.js';
 import type { SessionsService } from './sessions.service.js';
 
@@ -14,7 +14,7 @@ function noStore(_req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
-/** `/v1/apps/:appId/auth/…`: customer login by magic link, and the session lookup. */
+/** `/v1/apps/:appId/auth/…`: customer login by magic link, the session lookup, switching and signing out. */
 export function authRouter(magicLinks: MagicLinksService, sessions: SessionsService): Router {
   const router = strictRouter();
   router.use('/apps/:appId/auth', noStore);
@@ -37,6 +37,16 @@ export function authRouter(magicLinks: MagicLinksService, sessions: SessionsServ
   router.get('/apps/:appId/auth/session', async (req, res) => {
     const session = await sessions.getSession(req.principal, req.params.appId);
     res.json(presentSession(session));
+  });
+
+  router.post('/apps/:appId/auth/switch-organization', async (req, res) => {
+    const switched = await sessions.switchOrganization(req.principal, req.body, req.params.appId);
+    res.json(presentSwitchedSession(switched));
+  });
+
+  router.post('/apps/:appId/auth/sign-out', async (req, res) => {
+    await sessions.revokeSession(req.principal, req.params.appId);
+    res.json({ success: true });
   });
 
   return router;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idSchema } from '../../core/validation.js';
 import { emailSchema } from '../customers/customers.schemas.js';
 
 export const REDIRECT_URL_MAX_LENGTH = 2048;
@@ -31,3 +32,7 @@ export const openMagicLinkSchema = z.object({
   }),
 });
 export type OpenMagicLinkInput = z.infer<typeof openMagicLinkSchema>;
+
+/** Switching a session into the context of one of its customer's organizations. */
+export const switchOrganizationSchema = z.strictObject({ organizationId: idSchema });
+export type SwitchOrganizationInput = z.infer<typeof switchOrganizationSchema>;

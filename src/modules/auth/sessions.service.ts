@@ -2,13 +2,15 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { type OrgRole, type Principal, requireSession } from '../../core/principal.js';
+import { type OrgRole, type Principal, requireSession, type SessionPrincipal } from '../../core/principal.js';
 import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/tokens.js';
+import { parseInput } from '../../core/validation.js';
 import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { AppsService } from '../apps/apps.service.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
+import { switchOrganizationSchema } from './auth.schemas.js';
 import { Session } from './session.entity.js';
 
 export interface IssueSessionInput {
@@ -22,6 +24,7 @@ export interface IssueSessionInput {
 export interface SwitchedSession {
   /** The new `tg_st_…` token, in the organization context. Given out once. */
   readonly sessionToken: string;
+  readonly customer: SessionCustomer;
   readonly organizationId: string;
   readonly orgRole: OrgRole;
   readonly entitlements: Entitlements;
@@ -101,11 +104,8 @@ export class SessionsService {
    * organization's after a switch). An API key → 403; a session token of another app → 401.
    */
   async getSession(principal: Principal, appId: string): Promise<SessionView> {
-    // A live session of this very app proves the app exists (deleting an app deletes its sessions).
-    const ownApp = principal.kind === 'session' && principal.appId === appId;
-    const id = ownApp ? appId : (await this.apps.appOrFail(appId)).id;
-    const session = requireSession(principal);
-    if (session.appId !== id) throw new UnauthorizedError('The session token does not belong to this app');
+    const session = await this.#sessionOfApp(principal, appId);
+    const id = session.appId;
     // One change-feed barrier for both cached lookups (customer, entitlements) of the request.
     const synced = await this.changes.synced();
     const customer = await this.#customers.get(
@@ -137,8 +137,10 @@ export class SessionsService {
    * `organizationId` and `orgRole`, and its entitlements are the organization's. The calling token stays
    * valid (the client may keep it to return to its personal context).
    */
-  async switchOrganization(principal: Principal, organizationId: string): Promise<SwitchedSession> {
-    const session = requireSession(principal);
+  async switchOrganization(principal: Principal, input: unknown, appId?: string): Promise<SwitchedSession> {
+    const session =
+      appId === undefined ? requireSession(principal) : await this.#sessionOfApp(principal, appId);
+    const { organizationId } = parseInput(switchOrganizationSchema, input);
     const membership = await this.organizations.membershipOrFail(session, organizationId);
     const id = membership.organization.id;
     const issued = await this.issue({
@@ -148,11 +150,24 @@ export class SessionsService {
     });
     return {
       sessionToken: issued.token,
+      customer: await this.loadCustomer(session.appId, session.customerId),
       organizationId: id,
       orgRole: membership.role,
       entitlements: await this.entitlements.resolve({ appId: session.appId, organizationId: id }),
       expiresAt: issued.session.expiresAt,
     };
+  }
+
+  /**
+   * The calling session when it belongs to app `appId` (the `/v1/apps/:appId/auth/…` paths). An API key
+   * → 403; an unknown app → 404; a session token of another app → 401.
+   */
+  async #sessionOfApp(principal: Principal, appId: string): Promise<SessionPrincipal> {
+    // A live session of this very app proves the app exists (deleting an app deletes its sessions).
+    if (principal.kind === 'session' && principal.appId === appId) return principal;
+    await this.apps.appOrFail(appId);
+    requireSession(principal);
+    throw new UnauthorizedError('The session token does not belong to this app');
   }
 
   private async loadCustomer(appId: string, customerId: string): Promise<SessionCustomer> {
@@ -165,9 +180,13 @@ export class SessionsService {
     });
   }
 
-  /** Ends the calling session at once (logout); its token is refused from now on. */
-  async revokeSession(principal: Principal): Promise<void> {
-    const session = requireSession(principal);
+  /**
+   * Ends the calling session at once (logout); its token is refused from now on. With `appId` (the REST
+   * path), the session must belong to that app.
+   */
+  async revokeSession(principal: Principal, appId?: string): Promise<void> {
+    const session =
+      appId === undefined ? requireSession(principal) : await this.#sessionOfApp(principal, appId);
     await this.orm.em.execute('update session set revoked_at = ? where id = ? and revoked_at is null', [
       this.clock.now(),
       session.sessionId,

@@ -3,7 +3,7 @@ import type { GraphQLContext } from '../../graphql/context.js';
 import { CouponValidationType } from './coupon.type.js';
 import type { CouponsService } from './coupons.service.js';
 
-/** Coupon validation (GraphQL only: the interface shows no HTTP path for it). */
+/** Coupon validation over the same core as `POST /v1/coupons/validate`. */
 @Resolver()
 export class CouponsResolver {
   constructor(private readonly couponsService: CouponsService) {}

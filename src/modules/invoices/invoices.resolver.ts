@@ -4,25 +4,26 @@ import type { GraphQLContext } from '../../graphql/context.js';
 import { InvoiceType } from './invoice.type.js';
 import type { InvoicesService } from './invoices.service.js';
 
-/** Invoice history (GraphQL only: the interface shows no HTTP path for it). */
+/** Invoice history over the same core as `GET /v1/invoices`. */
 @Resolver()
 export class InvoicesResolver {
   constructor(private readonly invoicesService: InvoicesService) {}
 
   @Query(() => [InvoiceType], {
     description:
-      "A customer's invoices from Stripe, newest first: with an API key name customerId, with a session " +
-      'its own. Empty for a customer never linked to Stripe.',
+      'Invoices from Stripe, newest first: with an API key name exactly one of customerId / organizationId, ' +
+      "with a session its own context (its organization's after a switch). Empty when never linked to Stripe.",
   })
   async invoices(
     @Ctx() ctx: GraphQLContext,
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
+    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
     @Arg('limit', () => Int, { nullable: true, description: 'Default 20, at most 100' }) limit?:
       | number
       | null,
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<InvoiceType[]> {
-    const input = sentArgs({ customerId, limit });
+    const input = sentArgs({ customerId, organizationId, limit });
     return (await this.invoicesService.listInvoices(ctx.principal, input, { appId })).map(InvoiceType.from);
   }
 }

@@ -1,10 +1,14 @@
 import { z } from 'zod';
 import { idSchema } from '../../core/validation.js';
 
-/** Whose invoices: an API key names the customer; a session may leave it out (or name itself). */
+/**
+ * Whose invoices: an API key names exactly one of a customer or an organization; a session may leave
+ * both out (its own context) or name its own customer. `limit` arrives as text in a query string.
+ */
 export const listInvoicesSchema = z.strictObject({
   customerId: idSchema.optional(),
-  limit: z
+  organizationId: idSchema.optional(),
+  limit: z.coerce
     .number()
     .int()
     .min(1, 'must be between 1 and 100')

@@ -106,14 +106,18 @@ export class RateLimitsService {
 
   /** Counts one call of a rate-limited GraphQL field; throws RateLimitedError when over its budget. */
   async consumeField(
-    call: { args: Record<string, unknown>; info: GraphQLResolveInfo; rateLimitSubject: string },
+    call: {
+      args: Record<string, unknown>;
+      info: Pick<GraphQLResolveInfo, 'fieldName'>;
+      rateLimitSubject: string;
+    },
     limit: FieldLimit,
   ): Promise<void> {
     const refused = await this.#fieldLimiter(
       {
         parent: undefined,
         args: call.args,
-        info: call.info,
+        info: call.info as GraphQLResolveInfo,
         context: { rateLimitSubject: call.rateLimitSubject },
       },
       { max: limit.max, window: limit.window, identityArgs: limit.identityArgs },

@@ -1,10 +1,11 @@
-import { Ctx, FieldResolver, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { CustomerType } from '../customers/customer.type.js';
 import { SubscriptionType } from './subscription.type.js';
 import type { SubscriptionHistoryService } from './subscription-history.service.js';
 
-/** Subscription history: `customer(id) { subscriptions }` and the session's own `subscriptions`. */
+/** Subscription history: `customer(id) { subscriptions }` and `subscriptions` (a session's own, or an API key's named context). */
 @Resolver(() => CustomerType)
 export class CustomerSubscriptionsResolver {
   constructor(private readonly subscriptionHistoryService: SubscriptionHistoryService) {}
@@ -34,10 +35,15 @@ export class CustomerSubscriptionsResolver {
   @Query(() => [SubscriptionType], {
     name: 'subscriptions',
     description:
-      "The calling session's subscription history (its organization's after a switch), canceled ones included, newest first",
+      "Subscription history, canceled ones included, newest first: the calling session's own context (its organization's after a switch), or with an API key of exactly one of customerId / organizationId",
   })
-  async ownSubscriptions(@Ctx() ctx: GraphQLContext): Promise<SubscriptionType[]> {
-    return (await this.subscriptionHistoryService.listOwnSubscriptions(ctx.principal)).map(
+  async ownSubscriptions(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
+    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+  ): Promise<SubscriptionType[]> {
+    const query = sentArgs({ customerId, organizationId });
+    return (await this.subscriptionHistoryService.listSubscriptions(ctx.principal, query)).map(
       SubscriptionType.from,
     );
   }

@@ -1,7 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ForbiddenError } from '../../core/errors.js';
-import { type Principal, requireAppPrincipal, requireSession } from '../../core/principal.js';
+import { type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { Plan } from '../plans/plan.entity.js';
+import { billingContextOf } from './billing-context.js';
 import { Subscription } from './subscription.entity.js';
 
 /** The caller's tenant as a filter; the operator sees every app, an anonymous caller nothing. */
@@ -19,24 +20,25 @@ function appScopeOf(principal: Principal): { app?: string } | undefined {
 
 /**
  * Subscription history: every subscription of a customer or organization, canceled ones included,
- * newest first. GraphQL only (the interface shows no HTTP path for it).
+ * newest first. `GET /v1/subscriptions` and GraphQL `subscriptions` / `customer(id) { subscriptions }`.
  */
 export class SubscriptionHistoryService {
   constructor(private readonly orm: MikroORM) {}
 
   /**
-   * The calling session's history: its organization's subscriptions after a switch, else its customer's.
-   * An API key has no "own" subscriptions (it names a customer through `customer(id) { subscriptions }`).
+   * A context's history, one rule with `/v1/subscriptions/current`: a session its own context (its
+   * organization's after a switch, else its customer's); an API key exactly one of `customerId` /
+   * `organizationId` of its app (another app's → 404).
    */
-  async listOwnSubscriptions(principal: Principal): Promise<Subscription[]> {
-    const session = requireSession(principal);
+  async listSubscriptions(principal: Principal, query: unknown): Promise<Subscription[]> {
+    const context = await billingContextOf(this.orm, principal, query);
     const owner =
-      session.organizationId !== undefined
-        ? { organization: session.organizationId }
-        : { customer: session.customerId };
+      context.organizationId !== undefined
+        ? { organization: context.organizationId }
+        : { customer: context.customerId, organization: null };
     return this.orm.em.find(
       Subscription,
-      { app: session.appId, ...owner },
+      { app: context.appId, ...owner },
       { populate: ['plan'], orderBy: { createdAt: 'desc', id: 'desc' } },
     );
   }

@@ -1,0 +1,140 @@
+import { configurationError } from './errors.js';
+import { Transport, type TransportOptions } from './http.js';
+import type {
+  EntitlementCheck,
+  Session,
+  SuccessResult,
+  SwitchOrganizationResult,
+  VerifyResult,
+} from './types.js';
+
+export interface TollgateAuthOptions extends TransportOptions {
+  /** The app whose customers log in. */
+  readonly appId: string;
+  /** Where magic links lead when no `redirectUrl` is passed and not in production. */
+  readonly devCallbackUrl?: string;
+  /** Seconds a `getSession` answer is reused for the same token; 0 (default) asks Tollgate every time. */
+  readonly sessionCacheTTL?: number;
+  /** Default: `NODE_ENV === 'production'` where `process.env` exists, else false. */
+  readonly production?: boolean;
+  /** At most this many sessions are cached (the oldest is dropped first). Default 1000. */
+  readonly maxCachedSessions?: number;
+  /** The clock of the session cache, in milliseconds (tests pass a controllable one). */
+  readonly now?: () => number;
+}
+
+function nodeEnvIsProduction(): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.NODE_ENV === 'production';
+}
+
+/**
+ * Customer login by magic link, for browsers and servers alike: no API key, only the app id and, once
+ * logged in, the customer's session token.
+ */
+export class TollgateAuth {
+  readonly #transport: Transport;
+  readonly #base: string;
+  readonly #devCallbackUrl: string | undefined;
+  readonly #production: boolean;
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+  readonly #sessions = new Map<string, { readonly session: Session; readonly expiresAt: number }>();
+
+  constructor(options: TollgateAuthOptions) {
+    if (typeof options?.appId !== 'string' || options.appId === '')
+      throw configurationError('appId is required');
+    const ttl = options.sessionCacheTTL ?? 0;
+    if (!Number.isFinite(ttl) || ttl < 0)
+      throw configurationError('sessionCacheTTL must be a number of seconds ≥ 0');
+    this.#transport = new Transport(options);
+    this.#base = `/v1/apps/${encodeURIComponent(options.appId)}/auth`;
+    this.#devCallbackUrl = options.devCallbackUrl;
+    this.#production = options.production ?? nodeEnvIsProduction();
+    this.#ttlMs = ttl * 1000;
+    this.#maxEntries = Math.max(1, options.maxCachedSessions ?? 1000);
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * E-mails a login link. It leads to `redirectUrl` when given; else, outside production, to
+   * `devCallbackUrl`; else nothing is sent and a TollgateError says why.
+   */
+  async sendMagicLink(email: string, options: { redirectUrl?: string } = {}): Promise<SuccessResult> {
+    const redirectUrl = options.redirectUrl ?? (this.#production ? undefined : this.#devCallbackUrl);
+    if (redirectUrl === undefined) {
+      throw configurationError(
+        this.#production
+          ? 'redirectUrl is required in production (devCallbackUrl is used only in development)'
+          : 'redirectUrl is required when no devCallbackUrl is configured',
+      );
+    }
+    return this.#transport.request<SuccessResult>({
+      method: 'POST',
+      path: `${this.#base}/magic-link`,
+      body: { email, redirectUrl },
+    });
+  }
+
+  /** Exchanges the `token` of the callback URL (once) for a session token, customer and entitlements. */
+  verify(token: string): Promise<VerifyResult> {
+    return this.#transport.request<VerifyResult>({
+      method: 'POST',
+      path: `${this.#base}/verify`,
+      body: { token },
+    });
+  }
+
+  /** The session of a token; served from the cache for `sessionCacheTTL` seconds when set. */
+  async getSession(sessionToken: string): Promise<Session> {
+    if (this.#ttlMs > 0) {
+      const cached = this.#sessions.get(sessionToken);
+      if (cached && cached.expiresAt > this.#now()) return cached.session;
+      this.#sessions.delete(sessionToken);
+    }
+    const session = await this.#transport.request<Session>({
+      method: 'GET',
+      path: `${this.#base}/session`,
+      token: sessionToken,
+    });
+    if (this.#ttlMs > 0) {
+      this.#sessions.set(sessionToken, { session, expiresAt: this.#now() + this.#ttlMs });
+      while (this.#sessions.size > this.#maxEntries) {
+        const oldest = this.#sessions.keys().next().value as string;
+        this.#sessions.delete(oldest);
+      }
+    }
+    return session;
+  }
+
+  /** Whether the session's context (its organization after a switch) has `feature`. */
+  check(sessionToken: string, feature: string): Promise<EntitlementCheck> {
+    return this.#transport.request<EntitlementCheck>({
+      method: 'GET',
+      path: `/v1/entitlements/check/${encodeURIComponent(feature)}`,
+      token: sessionToken,
+    });
+  }
+
+  /** A new session token in an organization's context; the old token's cached session is dropped. */
+  async switchOrganization(sessionToken: string, organizationId: string): Promise<SwitchOrganizationResult> {
+    this.#sessions.delete(sessionToken);
+    return this.#transport.request<SwitchOrganizationResult>({
+      method: 'POST',
+      path: `${this.#base}/switch-organization`,
+      body: { organizationId },
+      token: sessionToken,
+    });
+  }
+
+  /** Ends the session: its token is refused from now on, and its cached session is dropped. */
+  async signOut(sessionToken: string): Promise<SuccessResult> {
+    this.#sessions.delete(sessionToken);
+    return this.#transport.request<SuccessResult>({
+      method: 'POST',
+      path: `${this.#base}/sign-out`,
+      token: sessionToken,
+    });
+  }
+}

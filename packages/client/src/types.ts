@@ -1,0 +1,86 @@
+import type { components } from './openapi.js';
+
+/**
+ * The REST API's bodies and answers, as `schema/openapi.yaml` describes them (generated into
+ * `openapi.ts` by `npm run generate -w @tollgate/client`; CI fails when the two differ).
+ */
+type Schemas = components['schemas'];
+
+export type Metadata = Schemas['Metadata'];
+export type Customer = Schemas['Customer'];
+export type CustomerList = Schemas['CustomerList'];
+export type CreateCustomerRequest = Schemas['CreateCustomerRequest'];
+export type UpdateCustomerRequest = Schemas['UpdateCustomerRequest'];
+export type Subscription = Schemas['Subscription'];
+export type SubscriptionList = Schemas['SubscriptionList'];
+export type CancelSubscriptionRequest = Schemas['CancelSubscriptionRequest'];
+export type Entitlements = Schemas['Entitlements'];
+export type EntitlementCheck = Schemas['EntitlementCheck'];
+export type CheckoutSessionRequest = Schemas['CheckoutSessionRequest'];
+export type CheckoutSessionResult = Schemas['CheckoutSessionResult'];
+export type Invoice = Schemas['Invoice'];
+export type InvoiceList = Schemas['InvoiceList'];
+export type CouponValidationRequest = Schemas['CouponValidationRequest'];
+export type CouponValidationResult = Schemas['CouponValidationResult'];
+export type Organization = Schemas['Organization'];
+export type OrganizationList = Schemas['OrganizationList'];
+export type Session = Schemas['Session'];
+export type SessionCustomer = Schemas['SessionCustomer'];
+export type VerifyResult = Schemas['VerifyResult'];
+export type SwitchOrganizationResult = Schemas['SwitchOrganizationResult'];
+export type SuccessResult = Schemas['SuccessResult'];
+export type ErrorEnvelope = Schemas['Error'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
+export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointRequest'];
+export type UpdateWebhookEndpointRequest = Schemas['UpdateWebhookEndpointRequest'];
+export type WebhookEventType = Schemas['WebhookEventType'];
+/** `GET /v1/webhook-endpoints` (its list schema is inline in the document). */
+export interface WebhookEndpointList {
+  readonly data: WebhookEndpoint[];
+}
+
+/** Whose billing an API key asks about: exactly one customer or one organization. */
+export type BillingContext =
+  | { readonly customerId: string; readonly organizationId?: undefined }
+  | { readonly organizationId: string; readonly customerId?: undefined };
+
+/** Options of every POST: an `Idempotency-Key`, so a retried call is applied once. */
+export interface PostOptions {
+  readonly idempotencyKey?: string;
+}
+
+/*
+ * Operations of the billing-moves part of the API, declared here with the names
+ * and shapes those parts give them until `schema/openapi.yaml` describes them. Once it does:
+ * `npm run generate -w @tollgate/client`, then replace each declaration below by
+ * `Schemas['<same name>']` (the names match).
+ */
+
+export interface ChangePlanRequest {
+  readonly planId: string;
+  /** Stripe's words for how the rest of the current period is charged (default `create_prorations`). */
+  readonly prorationBehavior?: 'create_prorations' | 'none' | 'always_invoice';
+}
+
+export interface BillingPortalSessionRequest {
+  /** Where the portal's link back goes. */
+  readonly returnUrl: string;
+  /** With an API key, exactly one of `customerId` and `organizationId`. */
+  readonly customerId?: string;
+  readonly organizationId?: string;
+}
+
+export interface BillingPortalSessionResult {
+  readonly url: string;
+}
+
+export interface SubscriptionSyncResult {
+  readonly subscriptions: Subscription[];
+  readonly skipped: { readonly stripeSubscriptionId: string; readonly reason: string }[];
+}
+
+export interface DeletedCustomer {
+  readonly id: string;
+  readonly deleted: true;
+}
