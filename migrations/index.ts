@@ -5,6 +5,7 @@ import { Migration20261121215352 } from './Migration20261121215352.js';
 import { Migration20261121220227 } from './Migration20261121220227.js';
 import { Migration20261123020903 } from './Migration20261123020903.js';
 import { Migration20261123021638 } from './Migration20261123021638.js';
+import { Migration20261123041656 } from './Migration20261123041656.js';
 import { Migration20261123041750 } from './Migration20261123041750.js';
 import { Migration20261123042017 } from './Migration20261123042017.js';
 
@@ -19,6 +20,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121220227', class: Migration20261121220227 },
   { name: 'Migration20261123020903', class: Migration20261123020903 },
   { name: 'Migration20261123021638', class: Migration20261123021638 },
+  { name: 'Migration20261123041656', class: Migration20261123041656 },
   { name: 'Migration20261123041750', class: Migration20261123041750 },
   { name: 'Migration20261123042017', class: Migration20261123042017 },
 ];

@@ -28,6 +28,9 @@ Commands:
                [--interval month]] [--trial-days N] [--features JSON] [--default]
                                                create or change a plan; --amount first creates the price
                                                at Stripe (or the emulator); prints the plan as JSON
+  sync --app APP_ID                            re-read the Stripe subscriptions of every customer and
+                                               organization of the app and apply them (as the periodic
+                                               reconcile does); prints what changed as JSON
   stripe-emulator [--port N] [--webhook-url URL] [--webhook-secret whsec_…] [--state FILE]
                                                run the bundled Stripe emulator on its own (default port
                                                STRIPE_EMULATOR_PORT, 12111)
@@ -275,6 +278,18 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'plans' && sub === 'upsert') {
     const plan = await withDatabase((services) => upsertPlanCommand(services, rest));
     process.stdout.write(`${JSON.stringify(plan)}\n`);
+    return;
+  }
+  if (command === 'sync') {
+    const { values } = parseArgs({
+      args: [sub, ...rest].filter((a): a is string => a !== undefined),
+      options: { app: { type: 'string' } },
+      strict: true,
+    });
+    const report = await withDatabase((services) =>
+      services.subscriptionReconcile.reconcileApp(ADMIN, values.app ?? ''),
+    );
+    process.stdout.write(`${JSON.stringify(report)}\n`);
     return;
   }
   if (command === 'stripe-emulator')

@@ -33,6 +33,8 @@ export interface Config {
     readonly webhookSecret: string | undefined;
     readonly apiBase: string | undefined;
     readonly emulatorPort: number;
+    /** Minutes between two reconciliations of every linked customer with Stripe; 0 turns them off. */
+    readonly reconcileIntervalMinutes: number;
   };
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
@@ -168,6 +170,17 @@ const envSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
   STRIPE_EMULATOR_PORT: port.default(12111),
+  // Said as a cron schedule, so it must divide an hour, or be whole hours dividing a day.
+  STRIPE_RECONCILE_INTERVAL_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1440)
+    .refine((m) => m === 0 || (m <= 60 ? 60 % m === 0 : m % 60 === 0 && 1440 % m === 0), {
+      message:
+        'STRIPE_RECONCILE_INTERVAL_MINUTES must divide an hour (e.g. 15, 30, 60) or be whole hours dividing a day (120, 360, 720, 1440), or 0 to turn it off',
+    })
+    .default(360),
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
@@ -272,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,
       apiBase: e.STRIPE_API_BASE,
       emulatorPort: e.STRIPE_EMULATOR_PORT,
+      reconcileIntervalMinutes: e.STRIPE_RECONCILE_INTERVAL_MINUTES,
     },
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? 'Tollgate <no-reply@tollgate.localhost>',

@@ -3,6 +3,7 @@ import { buildSchema, type ClassType, type ContainerType, type NonEmptyArray } f
 import type { GraphQLContext } from './graphql/context.js';
 import { AppsResolver } from './modules/apps/apps.resolver.js';
 import { AuthResolver } from './modules/auth/auth.resolver.js';
+import { BillingPortalResolver } from './modules/billing-portal/billing-portal.resolver.js';
 import { CheckoutResolver } from './modules/checkout/checkout.resolver.js';
 import { CouponsResolver } from './modules/coupons/coupons.resolver.js';
 import { CustomersResolver } from './modules/customers/customers.resolver.js';
@@ -15,6 +16,7 @@ import { FIELD_LIMITS } from './modules/rate-limits/field-limits.js';
 import { applyFieldRateLimits, FieldRateLimiter } from './modules/rate-limits/field-rate-limit.middleware.js';
 import { CustomerSubscriptionsResolver } from './modules/subscriptions/customer-subscriptions.resolver.js';
 import { SubscriptionLifecycleResolver } from './modules/subscriptions/subscription-lifecycle.resolver.js';
+import { SubscriptionReconcileResolver } from './modules/subscriptions/subscription-reconcile.resolver.js';
 import { SubscriptionsResolver } from './modules/subscriptions/subscriptions.resolver.js';
 import { WebhooksResolver } from './modules/webhooks/webhooks.resolver.js';
 import type { Services } from './services.js';
@@ -35,6 +37,8 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   PlansResolver,
   SubscriptionsResolver,
   WebhooksResolver,
+  BillingPortalResolver,
+  SubscriptionReconcileResolver,
 ];
 
 /**
@@ -57,6 +61,8 @@ export function createResolverContainer(services: Services): ContainerType {
     [PlansResolver, new PlansResolver(services.plans)],
     [SubscriptionsResolver, new SubscriptionsResolver(services.subscriptions)],
     [WebhooksResolver, new WebhooksResolver(services.webhooks)],
+    [BillingPortalResolver, new BillingPortalResolver(services.billingPortal)],
+    [SubscriptionReconcileResolver, new SubscriptionReconcileResolver(services.subscriptionReconcile)],
     [FieldRateLimiter, new FieldRateLimiter(services.rateLimits)],
   ]);
   return {

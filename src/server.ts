@@ -17,6 +17,7 @@ import { type Logger, loggerFor } from './infra/logger.js';
 import { createMailer } from './modules/email/email.js';
 import { type PaymentsRuntime, startPayments } from './modules/payments/payments.runtime.js';
 import { createRateLimitStore, type RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
+import { scheduleStripeReconcile } from './modules/subscriptions/subscription-reconcile.jobs.js';
 import type { Resolver } from './modules/webhooks/address-guard.js';
 import { answerClientErrors } from './rest/client-errors.js';
 import { createServices, type Deps, type Services } from './services.js';
@@ -157,9 +158,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const scheme = config.tls ? 'https' : 'http';
     const url = `${scheme}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     payments.connectWebhooks(`${url}/v1/webhooks/stripe`);
+    const ormRef = orm;
+    // Drift repair with Stripe on the job queue, one run at a time across instances.
+    await scheduleStripeReconcile(jobs, config.stripe.reconcileIntervalMinutes, () =>
+      withContext(ormRef, () => services.subscriptionReconcile.reconcile()),
+    );
 
     let closing: Promise<void> | undefined;
-    const ormRef = orm;
     const storeRef = rateLimitStore;
     const paymentsRef = payments;
     const jobsRef = jobs;

@@ -8,6 +8,7 @@ import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
+import { BillingPortalService } from './modules/billing-portal/billing-portal.service.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
@@ -26,6 +27,7 @@ import { ProviderNotificationsService } from './modules/subscriptions/provider-n
 import { SubscriptionEvents } from './modules/subscriptions/subscription-events.js';
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
+import { SubscriptionReconcileService } from './modules/subscriptions/subscription-reconcile.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import { AddressGuard, type Resolver, systemResolver } from './modules/webhooks/address-guard.js';
 import { OutboundEvents } from './modules/webhooks/outbound-events.js';
@@ -82,6 +84,8 @@ export interface Services {
   readonly webhooks: WebhooksService;
   /** Delivers recorded events; its workers are started by a serving process only. */
   readonly webhookDispatcher: WebhookDispatcher;
+  readonly billingPortal: BillingPortalService;
+  readonly subscriptionReconcile: SubscriptionReconcileService;
 }
 
 export function createServices(deps: Deps): Services {
@@ -151,6 +155,7 @@ export function createServices(deps: Deps): Services {
       customers,
       subscriptionEvents,
       (outcome) => metrics?.notification('stripe', outcome),
+      deps.logger,
     ),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits, (rule) =>
       metrics?.rateLimited(rule),
@@ -171,5 +176,13 @@ export function createServices(deps: Deps): Services {
       httpsOnly: deps.config.production,
       observe: metrics?.outboundAttempt,
     }),
+    billingPortal: new BillingPortalService(deps.orm, deps.payments),
+    subscriptionReconcile: new SubscriptionReconcileService(
+      deps.orm,
+      deps.clock,
+      deps.payments,
+      deps.logger,
+      subscriptionEvents,
+    ),
   };
 }

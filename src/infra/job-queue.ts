@@ -84,8 +84,14 @@ export class JobQueue {
   /** Creates the queue when missing, else brings its options up to date (idempotent; safe on every start). */
   async define(name: string, options: Omit<Queue, 'name'> = {}): Promise<void> {
     const existing = await this.#boss.getQueue(name);
-    if (existing) await this.#boss.updateQueue(name, options);
-    else await this.#boss.createQueue(name, options);
+    if (existing) {
+      // A queue's policy and partitioning are fixed at creation; pg-boss refuses them in an update, so the
+      // next start of a queue created with a policy would fail if they were passed again.
+      const { policy: _policy, partition: _partition, ...updatable } = options;
+      await this.#boss.updateQueue(name, updatable);
+    } else {
+      await this.#boss.createQueue(name, options);
+    }
   }
 
   /**
@@ -139,6 +145,11 @@ export class JobQueue {
   /** Runs a job of `name` on a cron schedule (UTC), once across all instances per slot. */
   async schedule<T extends object>(name: string, cron: string, data?: T): Promise<void> {
     await this.#boss.schedule(name, cron, data ?? null, { tz: 'UTC' });
+  }
+
+  /** Removes the cron schedule of `name`; nothing happens when there is none. */
+  async unschedule(name: string): Promise<void> {
+    await this.#boss.unschedule(name);
   }
 
   /** Stops fetching, waits (bounded) for running handlers, then closes the pool. */

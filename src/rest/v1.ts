@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
+import { billingPortalRouter } from '../modules/billing-portal/billing-portal.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { couponsRouter } from '../modules/coupons/coupons.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
@@ -9,6 +10,7 @@ import { customerErasureRouter } from '../modules/erasure/customer-erasure.rest.
 import { invoicesRouter } from '../modules/invoices/invoices.rest.js';
 import { organizationsRouter } from '../modules/organizations/organizations.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
+import { subscriptionReconcileRouter } from '../modules/subscriptions/subscription-reconcile.rest.js';
 import { subscriptionsRouter } from '../modules/subscriptions/subscriptions.rest.js';
 import { webhooksRouter } from '../modules/webhooks/webhooks.rest.js';
 import type { Services } from '../services.js';
@@ -32,6 +34,8 @@ export function v1Router(services: Services): Router {
     couponsRouter(services.coupons, services.rateLimits),
     organizationsRouter(services.organizations),
     webhooksRouter(services.webhooks),
+    billingPortalRouter(services.billingPortal),
+    subscriptionReconcileRouter(services.subscriptionReconcile),
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');

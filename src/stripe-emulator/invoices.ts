@@ -77,3 +77,14 @@ export function listInvoices(em: Emulation, params: Params): Obj {
 export function invoiceOrFail(em: Emulation, id: string): Obj {
   return findOrFail('invoice', em.state.invoices, id);
 }
+
+/**
+ * The invoice a price change with `proration_behavior=always_invoice` bills at once: the difference for
+ * the rest of the period, paid from the default payment method (a credit leaves nothing to pay here).
+ */
+export function newProrationInvoice(em: Emulation, subscription: Obj, amount: number): Obj {
+  const invoice = newInvoice(em, subscription, 'subscription_update', null);
+  const due = Math.max(0, amount);
+  Object.assign(invoice, { subtotal: amount, total: amount, amount_due: due, amount_paid: due });
+  return invoice;
+}

@@ -1,3 +1,10 @@
+import {
+  createPortalConfiguration,
+  createPortalSession,
+  listPortalConfigurations,
+  portalConfigurationOrFail,
+  updatePortalConfiguration,
+} from './billing-portal.js';
 import { createCheckoutSession, retrieveCheckoutSession } from './checkout.js';
 import {
   couponOrFail,
@@ -9,12 +16,14 @@ import {
 } from './coupons.js';
 import { createCustomer, customerOrFail, listCustomers, updateCustomer } from './customers.js';
 import { eventOrFail, listEvents } from './events.js';
+import { previewInvoice } from './invoice-preview.js';
 import { invoiceOrFail, listInvoices } from './invoices.js';
 import { bool, type Obj, type Params } from './parameters.js';
 import { createPrice, createProduct, listPrices, priceOrFail, productOrFail } from './prices.js';
 import type { Emulation } from './state.js';
 import {
   cancelSubscription,
+  createSubscription,
   listSubscriptions,
   renewSubscription,
   subscriptionOrFail,
@@ -49,12 +58,35 @@ export const API_ROUTES: readonly Route[] = [
   { method: 'post', path: '/promotion_codes/:id', handle: (em, p, id) => updatePromotionCode(em, id, p) },
   { method: 'post', path: '/checkout/sessions', handle: (em, p) => createCheckoutSession(em, p) },
   { method: 'get', path: '/checkout/sessions/:id', handle: (em, _p, id) => retrieveCheckoutSession(em, id) },
+  { method: 'post', path: '/subscriptions', handle: (em, p) => createSubscription(em, p) },
   { method: 'get', path: '/subscriptions', handle: (em, p) => listSubscriptions(em, p) },
   { method: 'get', path: '/subscriptions/:id', handle: (em, _p, id) => subscriptionOrFail(em, id) },
   { method: 'post', path: '/subscriptions/:id', handle: (em, p, id) => updateSubscription(em, id, p) },
   { method: 'delete', path: '/subscriptions/:id', handle: (em, p, id) => cancelSubscription(em, id, p) },
   { method: 'get', path: '/invoices', handle: (em, p) => listInvoices(em, p) },
+  { method: 'post', path: '/invoices/create_preview', handle: (em, p) => previewInvoice(em, p) },
   { method: 'get', path: '/invoices/:id', handle: (em, _p, id) => invoiceOrFail(em, id) },
+  {
+    method: 'post',
+    path: '/billing_portal/configurations',
+    handle: (em, p) => createPortalConfiguration(em, p),
+  },
+  {
+    method: 'get',
+    path: '/billing_portal/configurations',
+    handle: (em, p) => listPortalConfigurations(em, p),
+  },
+  {
+    method: 'get',
+    path: '/billing_portal/configurations/:id',
+    handle: (em, _p, id) => portalConfigurationOrFail(em, id),
+  },
+  {
+    method: 'post',
+    path: '/billing_portal/configurations/:id',
+    handle: (em, p, id) => updatePortalConfiguration(em, id, p),
+  },
+  { method: 'post', path: '/billing_portal/sessions', handle: (em, p) => createPortalSession(em, p) },
   { method: 'get', path: '/events', handle: (em, p) => listEvents(em, p) },
   { method: 'get', path: '/events/:id', handle: (em, _p, id) => eventOrFail(em, id) },
 ];

@@ -4,12 +4,13 @@ import { EMULATOR_API_VERSION } from './events.js';
 import { randomId } from './objects.js';
 import type { Obj, Params } from './parameters.js';
 import { showCheckoutPage, submitCheckoutPage } from './pay-page.js';
+import { showPortalPage, submitPortalCancel, submitPortalCard, submitPortalUpdate } from './portal-page.js';
 import { API_ROUTES, HELPER_ROUTES, type Route } from './routes.js';
 import type { Emulation } from './state.js';
 
 /**
  * The emulator's HTTP edge: Stripe's form encoding, API-key check, idempotency keys and error bodies
- * around the route table, plus the hosted checkout page.
+ * around the route table, plus the hosted checkout page and customer portal.
  */
 export function createEmulatorApp(em: Emulation) {
   /** Responses by `<api key>:<Idempotency-Key>`, replayed on a retried request. */
@@ -23,6 +24,10 @@ export function createEmulatorApp(em: Emulation) {
 
   app.get('/checkout/:id', (req, res) => showCheckoutPage(em, req, res));
   app.post('/checkout/:id/pay', (req, res) => submitCheckoutPage(em, req, res));
+  app.get('/portal/:id', (req, res) => showPortalPage(em, req, res));
+  app.post('/portal/:id/payment-method', (req, res) => submitPortalCard(em, req, res));
+  app.post('/portal/:id/subscriptions/:subscription/cancel', (req, res) => submitPortalCancel(em, req, res));
+  app.post('/portal/:id/subscriptions/:subscription/update', (req, res) => submitPortalUpdate(em, req, res));
 
   const mount = (routes: readonly Route[]): Router => {
     const router = express.Router();

@@ -15,6 +15,8 @@ export interface State {
   subscriptions: Record<string, Obj>;
   invoices: Record<string, Obj>;
   events: Record<string, Obj>;
+  portalConfigurations: Record<string, Obj>;
+  portalSessions: Record<string, Obj>;
 }
 
 const emptyState = (): State => ({
@@ -27,6 +29,8 @@ const emptyState = (): State => ({
   subscriptions: {},
   invoices: {},
   events: {},
+  portalConfigurations: {},
+  portalSessions: {},
 });
 
 /**

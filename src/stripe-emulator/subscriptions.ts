@@ -1,5 +1,6 @@
+import { customerOrFail } from './customers.js';
 import { invalid } from './errors.js';
-import { newInvoice } from './invoices.js';
+import { newInvoice, newProrationInvoice } from './invoices.js';
 import { changedAttributes, DAY, now, periodEnd, randomId } from './objects.js';
 import { allow, arr, bool, int, mergeMetadata, type Obj, obj, type Params, str } from './parameters.js';
 import { priceOrFail } from './prices.js';
@@ -14,9 +15,32 @@ export function newSubscription(
   customerId: string,
   paymentMethod: string | null,
 ): Obj {
+  return buildSubscription(em, {
+    customerId,
+    price: em.state.prices[session._line.price]!,
+    quantity: session._line.quantity,
+    trialDays: session._subscription_data.trial_period_days,
+    metadata: session._subscription_data.metadata,
+    missingPaymentMethod: session._subscription_data.missing_payment_method,
+    paymentMethod,
+    discounted: session.discounts.length > 0,
+  });
+}
+
+interface NewSubscription {
+  readonly customerId: string;
+  readonly price: Obj;
+  readonly quantity: number;
+  readonly trialDays: number;
+  readonly metadata: Obj;
+  readonly missingPaymentMethod: string;
+  readonly paymentMethod: string | null;
+  readonly discounted: boolean;
+}
+
+function buildSubscription(em: Emulation, input: NewSubscription): Obj {
   const created = now();
-  const price = em.state.prices[session._line.price]!;
-  const trialDays: number = session._subscription_data.trial_period_days;
+  const { price, trialDays } = input;
   const trialEnd = trialDays > 0 ? created + trialDays * DAY : null;
   const firstPeriodEnd = trialEnd ?? periodEnd(price, created);
   const id = randomId('sub_', 24);
@@ -32,11 +56,11 @@ export function newSubscription(
     collection_method: 'charge_automatically',
     created,
     currency: price.currency,
-    customer: customerId,
+    customer: input.customerId,
     days_until_due: null,
-    default_payment_method: paymentMethod,
+    default_payment_method: input.paymentMethod,
     description: null,
-    discounts: session.discounts.length > 0 ? [randomId('di_', 24)] : [],
+    discounts: input.discounted ? [randomId('di_', 24)] : [],
     ended_at: null,
     items: {
       object: 'list',
@@ -50,7 +74,7 @@ export function newSubscription(
           discounts: [],
           metadata: {},
           price,
-          quantity: session._line.quantity,
+          quantity: input.quantity,
           subscription: id,
           tax_rates: [],
         },
@@ -61,18 +85,60 @@ export function newSubscription(
     },
     latest_invoice: null,
     livemode: false,
-    metadata: { ...session._subscription_data.metadata },
+    metadata: { ...input.metadata },
     pause_collection: null,
     start_date: created,
     status: trialEnd ? 'trialing' : 'active',
     test_clock: null,
     trial_end: trialEnd,
-    trial_settings: {
-      end_behavior: { missing_payment_method: session._subscription_data.missing_payment_method },
-    },
+    trial_settings: { end_behavior: { missing_payment_method: input.missingPaymentMethod } },
     trial_start: trialEnd ? created : null,
   };
   em.state.subscriptions[id] = subscription;
+  return subscription;
+}
+
+/**
+ * `POST /v1/subscriptions` (one item), as made in Stripe's dashboard or by a script: charged at once
+ * from the customer's default payment method, or trialing with `trial_period_days`.
+ */
+export function createSubscription(em: Emulation, params: Params): Obj {
+  allow(params, [
+    'customer',
+    'items',
+    'metadata',
+    'trial_period_days',
+    'default_payment_method',
+    'description',
+    'collection_method',
+    'payment_behavior',
+  ]);
+  const customer = customerOrFail(em, str(params, 'customer', true)!, 'customer');
+  const items = arr(params, 'items');
+  if (items.length !== 1) throw invalid('The Stripe emulator supports exactly one item.', 'items');
+  const price = priceOrFail(em, str(items[0]!, 'price', true)!, 'items[0][price]');
+  if (!price.recurring) throw invalid('The price must be recurring.', 'items[0][price]');
+  const trialDays = int(params, 'trial_period_days') ?? 0;
+  if (trialDays < 0 || trialDays > 730) throw invalid('Invalid trial_period_days', 'trial_period_days');
+  const paymentMethod =
+    str(params, 'default_payment_method') ?? customer.invoice_settings.default_payment_method ?? null;
+  const subscription = buildSubscription(em, {
+    customerId: customer.id,
+    price,
+    quantity: int(items[0]!, 'quantity') ?? 1,
+    trialDays,
+    metadata: mergeMetadata({}, params),
+    missingPaymentMethod: 'create_invoice',
+    paymentMethod,
+    discounted: false,
+  });
+  subscription.description = str(params, 'description') ?? null;
+  const invoice = newInvoice(em, subscription, 'subscription_create', null);
+  subscription.latest_invoice = invoice.id;
+  em.emit('customer.subscription.created', subscription);
+  em.emit('invoice.created', invoice);
+  em.emit('invoice.finalized', invoice);
+  em.emit('invoice.paid', invoice);
   return subscription;
 }
 
@@ -141,18 +207,66 @@ export function updateSubscription(em: Emulation, id: string, params: Params): O
     subscription.items.data[0].current_period_end = end;
     if (end > now()) subscription.status = 'trialing';
   }
+  const prorationBehavior = str(params, 'proration_behavior') ?? 'create_prorations';
+  if (!PRORATION_BEHAVIORS.includes(prorationBehavior)) {
+    throw invalid('Invalid proration_behavior', 'proration_behavior');
+  }
   const items = arr(params, 'items');
+  let priceChanged: { from: Obj; to: Obj } | null = null;
   if (items.length > 0) {
+    const item = subscription.items.data[0];
+    const itemId = str(items[0]!, 'id');
+    if (itemId !== undefined && itemId !== item.id) {
+      throw invalid(`No such subscription item: '${itemId}'`, 'items[0][id]');
+    }
     const priceId = str(items[0]!, 'price');
-    if (priceId) subscription.items.data[0].price = priceOrFail(em, priceId, 'items[0][price]');
+    if (priceId && priceId !== item.price.id) {
+      const price = priceOrFail(em, priceId, 'items[0][price]');
+      if (!price.recurring || price.recurring.interval !== item.price.recurring.interval) {
+        throw invalid('The new price must recur at the same interval as the current one.', 'items[0][price]');
+      }
+      priceChanged = { from: item.price, to: price };
+      item.price = price;
+    }
   }
   const paymentMethod = str(params, 'default_payment_method');
   if (paymentMethod) subscription.default_payment_method = paymentMethod;
   const description = str(params, 'description');
   if (description !== undefined) subscription.description = description;
   subscription.metadata = mergeMetadata(subscription.metadata, params);
+  // `always_invoice` bills the proration at once; `create_prorations` leaves it for the next invoice.
+  const invoice =
+    priceChanged && prorationBehavior === 'always_invoice' && subscription.status !== 'trialing'
+      ? newProrationInvoice(
+          em,
+          subscription,
+          prorationAmount(subscription, priceChanged.from, priceChanged.to),
+        )
+      : null;
+  if (invoice) subscription.latest_invoice = invoice.id;
   em.emit('customer.subscription.updated', subscription, changedAttributes(before, subscription));
+  if (invoice) {
+    em.emit('invoice.created', invoice);
+    em.emit('invoice.finalized', invoice);
+    em.emit('invoice.paid', invoice);
+  }
   return subscription;
+}
+
+export const PRORATION_BEHAVIORS = ['create_prorations', 'none', 'always_invoice'];
+
+/**
+ * What moving from `from` to `to` for the rest of the current period costs (negative: a credit), by the
+ * share of the period left, rounded to the currency's minor unit as Stripe does.
+ */
+export function prorationAmount(subscription: Obj, from: Obj, to: Obj): number {
+  if (subscription.status === 'trialing') return 0;
+  const item = subscription.items.data[0];
+  const length = item.current_period_end - item.current_period_start;
+  const left = Math.max(0, item.current_period_end - now());
+  const share = length > 0 ? left / length : 0;
+  const quantity: number = item.quantity;
+  return Math.round((to.unit_amount - from.unit_amount) * quantity * share);
 }
 
 export function cancelSubscription(em: Emulation, id: string, params: Params): Obj {
@@ -214,6 +328,35 @@ export function renewSubscription(em: Emulation, id: string, options: { readonly
   em.emit('invoice.created', invoice);
   em.emit('invoice.finalized', invoice);
   em.emit(options.fail ? 'invoice.payment_failed' : 'invoice.paid', invoice);
+  em.emit('customer.subscription.updated', subscription, changedAttributes(before, subscription));
+  return subscription;
+}
+
+/**
+ * A new default card for a subscription, as the customer portal sets it: a subscription left `past_due`
+ * or `unpaid` by a declined renewal has its open invoices paid with the card and becomes `active` again.
+ */
+export function replacePaymentMethod(em: Emulation, id: string, paymentMethod: string): Obj {
+  const subscription = subscriptionOrFail(em, id);
+  const before = structuredClone(subscription);
+  subscription.default_payment_method = paymentMethod;
+  const paid: Obj[] = [];
+  if (subscription.status === 'past_due' || subscription.status === 'unpaid') {
+    const at = now();
+    for (const invoice of Object.values(em.state.invoices)) {
+      if (invoice.status !== 'open' || invoice.parent?.subscription_details?.subscription !== id) continue;
+      Object.assign(invoice, {
+        status: 'paid',
+        amount_paid: invoice.amount_due,
+        amount_remaining: 0,
+        attempt_count: invoice.attempt_count + 1,
+        status_transitions: { ...invoice.status_transitions, paid_at: at },
+      });
+      paid.push(invoice);
+    }
+    subscription.status = 'active';
+  }
+  for (const invoice of paid) em.emit('invoice.paid', invoice);
   em.emit('customer.subscription.updated', subscription, changedAttributes(before, subscription));
   return subscription;
 }

@@ -78,6 +78,12 @@ describe('schema/openapi.yaml', () => {
         'POST /v1/webhook-endpoints/{id}/rotate-secret',
         'GET /v1/webhook-endpoints/{id}/deliveries',
         'POST /v1/webhook-deliveries/{id}/retry',
+        // Billing moves (Tollgate's choices).
+        'POST /v1/subscriptions/{id}/change-plan',
+        'POST /v1/subscriptions/{id}/change-plan/preview',
+        'POST /v1/billing-portal/session',
+        'POST /v1/customers/{id}/sync',
+        'POST /v1/organizations/{id}/sync',
       ].sort(),
     );
   });

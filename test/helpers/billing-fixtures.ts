@@ -43,14 +43,21 @@ export class BillingFixtures {
 
   /** A plan of the app sold at a new Stripe price; returns the plan's slug (its public id) and the price. */
   async plan(
-    options: { slug?: string; unitAmount?: number; currency?: string; trialDays?: number } = {},
+    options: {
+      slug?: string;
+      unitAmount?: number;
+      currency?: string;
+      trialDays?: number;
+      features?: Plan['features'];
+      productName?: string;
+    } = {},
   ): Promise<{ slug: string; planId: string; price: Stripe.Price }> {
     const slug = options.slug ?? `plan-${randomBytes(3).toString('hex')}`;
     const price = await this.stripe.prices.create({
       currency: options.currency ?? 'usd',
       unit_amount: options.unitAmount ?? 2000,
       recurring: { interval: 'month' },
-      product_data: { name: slug },
+      product_data: { name: options.productName ?? slug },
     });
     const planId = await this.run(async () => {
       const em = this.core.deps.orm.em;
@@ -61,7 +68,7 @@ export class BillingFixtures {
         name: slug.toUpperCase(),
         stripePriceId: price.id,
         trialDays: options.trialDays ?? 0,
-        features: { seats: 5 },
+        features: options.features ?? { seats: 5 },
       });
       await em.flush();
       return plan.id;
@@ -144,22 +151,33 @@ export class BillingFixtures {
     if (paid.status !== 303) throw new Error(`checkout payment failed with ${paid.status}`);
     const completed = await this.stripe.checkout.sessions.retrieve(checkout.id);
     const remote = await this.stripe.subscriptions.retrieve(String(completed.subscription));
+    // The emulator's notifications reach Tollgate too, and one about a subscription of a linked customer
+    // imports it: whichever comes first writes the row, the other completes it (one row per subscription).
+    const fields = {
+      customer: owner.organizationId ? null : owner.customerId,
+      organization: owner.organizationId ?? null,
+      plan: plan.planId,
+      status: remote.status as Subscription['status'],
+      currentPeriodEnd: new Date(remote.items.data[0]!.current_period_end * 1000),
+      trialEnd: remote.trial_end ? new Date(remote.trial_end * 1000) : null,
+      ...(options.createdAt ? { createdAt: options.createdAt } : {}),
+    };
     const id = await this.run(async () => {
       const em = this.core.deps.orm.em;
-      const row = em.create(Subscription, {
-        id: newId('sub'),
-        app: this.appId,
-        customer: owner.organizationId ? null : owner.customerId,
-        organization: owner.organizationId ?? null,
-        plan: plan.planId,
-        stripeSubscriptionId: remote.id,
-        stripeCustomerId: owner.stripeCustomerId,
-        status: remote.status as Subscription['status'],
-        currentPeriodEnd: new Date(remote.items.data[0]!.current_period_end * 1000),
-        trialEnd: remote.trial_end ? new Date(remote.trial_end * 1000) : null,
-        ...(options.createdAt ? { createdAt: options.createdAt } : {}),
-      });
-      await em.flush();
+      await em
+        .createQueryBuilder(Subscription)
+        .insert({
+          id: newId('sub'),
+          app: this.appId,
+          stripeSubscriptionId: remote.id,
+          stripeCustomerId: owner.stripeCustomerId,
+          ...fields,
+        })
+        .onConflict(['stripeSubscriptionId'])
+        .ignore()
+        .execute('run');
+      await em.nativeUpdate(Subscription, { stripeSubscriptionId: remote.id }, fields);
+      const row = await em.findOneOrFail(Subscription, { stripeSubscriptionId: remote.id });
       return row.id;
     });
     return { id, stripeSubscriptionId: remote.id };

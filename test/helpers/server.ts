@@ -75,6 +75,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // A job queue of its own, so no other test file's workers take this server's jobs; tests of several
     // instances sharing work pass the same JOB_QUEUE_SCHEMA to each.
     JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}`,
+    // No scheduled reconcile with Stripe behind a test's back (a slot could fall inside a run); the tests
+    // of the schedule set it (test/integration/stripe-reconcile.test.ts).
+    STRIPE_RECONCILE_INTERVAL_MINUTES: '0',
     ...(options.shippedDatabaseTimeouts ? {} : RELAXED_DATABASE_TIMEOUTS),
     ...options.env,
   });

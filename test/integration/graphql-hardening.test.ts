@@ -103,8 +103,12 @@ describe('GraphQL per-field limits', () => {
     };
     expect(Object.keys(FIELD_LIMITS).filter((name) => !(name in rootFields))).toEqual([]);
     expect(Object.keys(FIELD_LIMITS).sort()).toEqual([
+      'createBillingPortalSession',
       'createCheckoutSession',
+      'previewSubscriptionPlanChange',
       'requestMagicLink',
+      'syncCustomerSubscriptions',
+      'syncOrganizationSubscriptions',
       'validateCoupon',
     ]);
   });

@@ -250,6 +250,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscriptions/{id}/change-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a subscription to another plan (upgrade or downgrade)
+         * @description Tollgate's choice. The subscription's item at Stripe gets the target plan's price, prorated as
+         *     `prorationBehavior` says (Stripe's words; default `create_prorations`); the stored subscription
+         *     takes Stripe's answer and the plan at once, so entitlements follow on every instance. The target
+         *     must be another priced plan of the app (unknown or without a price → 400; the plan it already
+         *     has → 409); a canceled subscription → 409. Same credentials as cancel.
+         */
+        post: operations["changeSubscriptionPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/change-plan/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a plan change would prorate now
+         * @description Tollgate's choice. The same body, rules and credentials as `change-plan`; changes nothing.
+         *     `amount` is the sum of the proration lines of Stripe's preview of the next invoice (minor units,
+         *     negative for a credit, 0 with `prorationBehavior: none`).
+         */
+        post: operations["previewSubscriptionPlanChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing-portal/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open Stripe's customer portal
+         * @description Tollgate's choice. A short-lived link to Stripe's customer portal (invoices, card update,
+         *     cancellation, switching among the app's priced plans). An API key names exactly one of
+         *     `customerId` and `organizationId` (else 400); a session token uses its own context (an
+         *     organization's only as its owner or admin) and its `returnUrl` must match the app's allowed
+         *     callback URL patterns. A context that has never checked out has no billing account → 409.
+         */
+        post: operations["createBillingPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A customer id (`cus_…`). Another app's customer id gives 404. */
+                id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-read a customer's subscriptions from Stripe
+         * @description Tollgate's choice. Reads every subscription of the customer's Stripe customer and applies it,
+         *     creating those Tollgate never saw (e.g. made in Stripe's dashboard; their plan is found by
+         *     price). One whose price matches no plan of the app is not imported and is listed in `skipped`.
+         *     A customer without a Stripe customer has nothing to sync. API key only; no body (a field sent →
+         *     400).
+         */
+        post: operations["syncCustomerSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-read an organization's subscriptions from Stripe
+         * @description Tollgate's choice. As `POST /v1/customers/{id}/sync`, for the organization's own Stripe
+         *     customer. Organizations disabled for the app → 403. API key only; no body.
+         */
+        post: operations["syncOrganizationSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/entitlements": {
         parameters: {
             query?: never;
@@ -798,6 +925,49 @@ export interface components {
             /** @default false */
             atPeriodEnd?: boolean;
         };
+        ChangePlanRequest: {
+            /** @description Another plan of the app with a Stripe price. */
+            planId: string;
+            /**
+             * @description Stripe's words for how the rest of the current period is charged.
+             * @default create_prorations
+             * @enum {string}
+             */
+            prorationBehavior?: "create_prorations" | "none" | "always_invoice";
+        };
+        PlanChangePreview: {
+            planId: string;
+            /** @enum {string} */
+            prorationBehavior: "create_prorations" | "none" | "always_invoice";
+            /** @description Minor units of `currency`; negative for a credit. */
+            amount: number;
+            currency: string;
+        };
+        BillingPortalSessionRequest: {
+            /**
+             * Format: uri
+             * @description Where the portal's link back goes (absolute http(s)).
+             */
+            returnUrl: string;
+            /** @description With an API key, exactly one of `customerId` and `organizationId`. */
+            customerId?: string;
+            /** @description With an API key, exactly one of `customerId` and `organizationId`. */
+            organizationId?: string;
+        };
+        BillingPortalSessionResult: {
+            /**
+             * Format: uri
+             * @description The portal page to send the customer to; short-lived.
+             */
+            url: string;
+        };
+        SubscriptionSyncResult: {
+            subscriptions: components["schemas"]["Subscription"][];
+            skipped: {
+                stripeSubscriptionId: string;
+                reason: string;
+            }[];
+        };
         /** @description Tollgate's choice for the content: feature keys to a boolean, a number or a string. */
         Features: {
             [key: string]: boolean | number | string;
@@ -1026,6 +1196,21 @@ export interface components {
         };
     };
     responses: {
+        /** @description The context's subscriptions after the sync, newest first, and what was not imported */
+        SubscriptionSync: {
+            headers: {
+                /** @description Requests allowed in the current window. */
+                "X-RateLimit-Limit": string;
+                /** @description Requests left in the current window. */
+                "X-RateLimit-Remaining": string;
+                /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                "X-RateLimit-Reset": string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["SubscriptionSyncResult"];
+            };
+        };
         /**
          * @description Bad request, invalid parameters; the message names the offending fields. On every operation
          *     (Tollgate's choice) also a request that cannot be taken as sent: a NUL character or an unpaired
@@ -1245,6 +1430,8 @@ export interface components {
         CustomerId: string;
         /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
         SubscriptionId: string;
+        /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+        OrganizationPathId: string;
         /** @description A webhook endpoint id (`we_…`). Another app's endpoint gives 404. */
         WebhookEndpointId: string;
         /** @description Tollgate's choice: with an API key, exactly one of `customerId` and `organizationId`. */
@@ -1722,6 +1909,163 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SubscriptionUpdated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changeSubscriptionPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePlanRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["SubscriptionUpdated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewSubscriptionPlanChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The proration the change would bring */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanChangePreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createBillingPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BillingPortalSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The portal's address */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingPortalSessionResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    syncCustomerSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A customer id (`cus_…`). Another app's customer id gives 404. */
+                id: components["parameters"]["CustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SubscriptionSync"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    syncOrganizationSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SubscriptionSync"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

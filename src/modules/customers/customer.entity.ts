@@ -60,6 +60,8 @@ export class Customer {
   @Property({ type: 'jsonb', defaultRaw: "'{}'" })
   metadata: Opt<Metadata> = {};
 
+  /** Indexed: a Stripe notification about a subscription made outside Tollgate finds its owner by it. */
+  @Index()
   @Property({ type: 'text', nullable: true })
   paymentCustomerId: string | null = null;
 

@@ -71,6 +71,18 @@ export interface ProviderSubscription {
   readonly metadata: Readonly<Record<string, string>>;
 }
 
+/** Stripe's words for how a price change is charged for the rest of the current period. */
+export const PRORATION_BEHAVIORS = ['create_prorations', 'none', 'always_invoice'] as const;
+export type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
+
+/** What the customer portal of an app offers; one configuration per app, kept up to date by Tollgate. */
+export interface PortalConfigurationRequest {
+  /** Tollgate's mark on the configuration, so the app's own is found again. */
+  readonly appId: string;
+  /** The prices a customer may switch among, by product. */
+  readonly products: ReadonlyArray<{ readonly product: string; readonly prices: readonly string[] }>;
+}
+
 export interface ProviderCheckoutSession {
   readonly id: string;
   readonly status: 'open' | 'complete' | 'expired';
@@ -142,6 +154,10 @@ export interface PaymentProvider {
     },
     idempotencyKey: string,
   ): Promise<{ readonly id: string }>;
+  /** A provider customer's contact details (as entered at checkout), or null when it does not exist. */
+  retrieveCustomer(
+    id: string,
+  ): Promise<{ readonly id: string; readonly email: string | null; readonly name: string | null } | null>;
   retrievePrice(id: string): Promise<ProviderPrice | null>;
   /** A recurring price on a new product (seeding and scripts). */
   createRecurringPrice(input: {
@@ -163,6 +179,30 @@ export interface PaymentProvider {
     idempotencyKey: string,
   ): Promise<ProviderSubscription>;
   cancelSubscription(id: string, idempotencyKey: string): Promise<ProviderSubscription>;
+  /** Moves the subscription's (single) item to another price; Stripe prorates as told. */
+  changeSubscriptionPrice(
+    id: string,
+    change: { readonly priceId: string; readonly prorationBehavior: ProrationBehavior },
+    idempotencyKey: string,
+  ): Promise<ProviderSubscription>;
+  /**
+   * What such a change would prorate now (minor units, negative for a credit), from Stripe's preview of
+   * the next invoice; 0 when nothing is prorated.
+   */
+  previewPriceChange(
+    id: string,
+    change: { readonly priceId: string; readonly prorationBehavior: ProrationBehavior },
+  ): Promise<{ readonly amount: number; readonly currency: string }>;
+  /** Every subscription of a provider customer, canceled ones included, newest first. */
+  listSubscriptions(customerId: string): Promise<ProviderSubscription[]>;
+  /** The app's portal configuration, created or brought up to date; returns its id. */
+  ensurePortalConfiguration(request: PortalConfigurationRequest): Promise<string>;
+  /** A short-lived link to the customer portal of a provider customer. */
+  createPortalSession(input: {
+    readonly customerId: string;
+    readonly returnUrl: string;
+    readonly configurationId: string;
+  }): Promise<{ readonly url: string }>;
   listInvoices(customerId: string, limit: number): Promise<ProviderInvoice[]>;
   /** Verifies a notification's signature on its raw body; a bad or missing signature → ValidationError. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent;

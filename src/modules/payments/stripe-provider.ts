@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
 import { DomainError, ProviderError, ProviderUnavailableError, ValidationError } from '../../core/errors.js';
 import {
   type CheckoutSessionRequest,
   type PaymentProvider,
+  type PortalConfigurationRequest,
+  type ProrationBehavior,
   type ProviderCheckoutSession,
   type ProviderCoupon,
   type ProviderEvent,
@@ -70,6 +73,12 @@ export class StripePaymentProvider implements PaymentProvider {
       ),
     );
     return { id: customer.id };
+  }
+
+  async retrieveCustomer(id: string) {
+    const customer = await orNull(() => this.#stripe.customers.retrieve(id));
+    if (!customer || customer.deleted) return null;
+    return { id: customer.id, email: customer.email ?? null, name: customer.name ?? null };
   }
 
   async retrievePrice(id: string): Promise<ProviderPrice | null> {
@@ -178,6 +187,113 @@ export class StripePaymentProvider implements PaymentProvider {
     );
   }
 
+  async changeSubscriptionPrice(
+    id: string,
+    change: { priceId: string; prorationBehavior: ProrationBehavior },
+    idempotencyKey: string,
+  ): Promise<ProviderSubscription> {
+    const itemId = await this.#itemId(id);
+    return fromStripeSubscription(
+      await call(() =>
+        this.#stripe.subscriptions.update(
+          id,
+          {
+            items: [{ id: itemId, price: change.priceId }],
+            proration_behavior: change.prorationBehavior,
+          },
+          { idempotencyKey },
+        ),
+      ),
+    );
+  }
+
+  async previewPriceChange(
+    id: string,
+    change: { priceId: string; prorationBehavior: ProrationBehavior },
+  ): Promise<{ amount: number; currency: string }> {
+    const itemId = await this.#itemId(id);
+    const preview = await call(() =>
+      this.#stripe.invoices.createPreview({
+        subscription: id,
+        subscription_details: {
+          items: [{ id: itemId, price: change.priceId }],
+          proration_behavior: change.prorationBehavior,
+        },
+      }),
+    );
+    const amount = preview.lines.data
+      .filter((line) => line.parent?.subscription_item_details?.proration === true)
+      .reduce((sum, line) => sum + line.amount, 0);
+    return { amount, currency: preview.currency };
+  }
+
+  /** The id of the subscription's item, which a price change names (Tollgate's subscriptions have one). */
+  async #itemId(subscriptionId: string): Promise<string> {
+    const subscription = await call(() => this.#stripe.subscriptions.retrieve(subscriptionId));
+    const item = subscription.items.data[0];
+    if (!item) throw new ProviderError(`Stripe subscription ${subscriptionId} has no item to change`);
+    return item.id;
+  }
+
+  async listSubscriptions(customerId: string): Promise<ProviderSubscription[]> {
+    const all = await call(() =>
+      this.#stripe.subscriptions
+        .list({ customer: customerId, status: 'all', limit: 100 })
+        .autoPagingToArray({ limit: MAX_LISTED }),
+    );
+    return all.map(fromStripeSubscription);
+  }
+
+  async ensurePortalConfiguration(request: PortalConfigurationRequest): Promise<string> {
+    const features: Stripe.BillingPortal.ConfigurationCreateParams.Features = {
+      invoice_history: { enabled: true },
+      payment_method_update: { enabled: true },
+      subscription_cancel: { enabled: true, mode: 'at_period_end' },
+      subscription_update: {
+        enabled: request.products.length > 0,
+        default_allowed_updates: request.products.length > 0 ? ['price'] : [],
+        products: request.products.map((p) => ({ product: p.product, prices: [...p.prices] })),
+        proration_behavior: 'create_prorations',
+      },
+    };
+    const wanted = JSON.stringify(request.products.map((p) => [p.product, [...p.prices].sort()]).sort());
+    const configurations = await call(() =>
+      this.#stripe.billingPortal.configurations
+        .list({ active: true, limit: 100 })
+        .autoPagingToArray({ limit: MAX_LISTED }),
+    );
+    const existing = configurations.find((c) => c.metadata?.[PORTAL_APP_KEY] === request.appId);
+    if (!existing) {
+      const created = await call(() =>
+        this.#stripe.billingPortal.configurations.create(
+          { features, metadata: { [PORTAL_APP_KEY]: request.appId } },
+          // The same offer for the same app makes one configuration, however many sessions race.
+          { idempotencyKey: `tollgate-portal-${request.appId}-${hash(wanted)}` },
+        ),
+      );
+      return created.id;
+    }
+    const offered = existing.features.subscription_update;
+    const current = JSON.stringify(
+      (offered.enabled ? (offered.products ?? []) : []).map((p) => [p.product, [...p.prices].sort()]).sort(),
+    );
+    if (current !== wanted) {
+      await call(() => this.#stripe.billingPortal.configurations.update(existing.id, { features }));
+    }
+    return existing.id;
+  }
+
+  async createPortalSession(input: { customerId: string; returnUrl: string; configurationId: string }) {
+    const session = await call(() =>
+      this.#stripe.billingPortal.sessions.create({
+        customer: input.customerId,
+        return_url: input.returnUrl,
+        configuration: input.configurationId,
+      }),
+    );
+    return { url: session.url };
+  }
+
   async listInvoices(customerId: string, limit: number) {
     const page = await call(() => this.#stripe.invoices.list({ customer: customerId, limit }));
     return page.data.map((invoice) => ({
@@ -240,6 +356,14 @@ export class StripePaymentProvider implements PaymentProvider {
     }
   }
 }
+
+/** A bound on what one list call gathers across pages (Stripe's own cap for `autoPagingToArray`). */
+const MAX_LISTED = 10_000;
+
+/** The metadata key marking the portal configuration Tollgate keeps for an app. */
+const PORTAL_APP_KEY = 'tollgate_app_id';
+
+const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 /** Stripe's own default: how far a signature's timestamp may lie from now, either way. */
 const SIGNATURE_TOLERANCE_S = 300;

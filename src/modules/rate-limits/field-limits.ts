@@ -12,4 +12,10 @@ export const FIELD_LIMITS: Readonly<Record<string, FieldLimit>> = {
   createCheckoutSession: { max: 60, window: '1m' },
   // Coupon codes are guessable: bound how fast they can be tried.
   validateCoupon: { max: 30, window: '1m' },
+  // Each call creates a portal session (and may update the app's portal configuration) at the provider.
+  createBillingPortalSession: { max: 60, window: '1m' },
+  // Each call reads from the provider: the previewed invoice, or every subscription of a Stripe customer.
+  previewSubscriptionPlanChange: { max: 60, window: '1m' },
+  syncCustomerSubscriptions: { max: 30, window: '1m' },
+  syncOrganizationSubscriptions: { max: 30, window: '1m' },
 };

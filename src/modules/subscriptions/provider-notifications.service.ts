@@ -1,10 +1,15 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ValidationError } from '../../core/errors.js';
-import { newId } from '../../core/ids.js';
+import type { Logger } from '../../infra/logger.js';
 import type { NotificationOutcome } from '../../telemetry/metrics.js';
 import { App } from '../apps/app.entity.js';
-import { type CheckoutBuyer, decodeCallerMetadata, readTracking } from '../checkout/checkout-metadata.js';
+import {
+  type CheckoutBuyer,
+  type CheckoutTracking,
+  decodeCallerMetadata,
+  readTracking,
+} from '../checkout/checkout-metadata.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { CustomersService } from '../customers/customers.service.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -16,7 +21,14 @@ import type {
 } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
-import { ownerOf, type SubscriptionChange, type SubscriptionEvents } from './subscription-events.js';
+import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
+import {
+  type ImportOutcome,
+  importSubscription,
+  planForPrice,
+  type SubscriptionOwner,
+  unmatchedPrice,
+} from './subscription-import.js';
 import {
   applyNewerProviderEvent,
   applyNewerProviderEventReturningRows,
@@ -25,6 +37,9 @@ import {
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
+
+/** Rolls back an import whose row another importer created meanwhile. */
+class RowAppeared extends Error {}
 
 /**
  * Stripe's notifications, applied: a completed checkout creates the subscription (and, for a checkout by
@@ -40,6 +55,7 @@ export class ProviderNotificationsService {
     private readonly events: SubscriptionEvents,
     /** Told how each notification ended, for the metrics. */
     private readonly onOutcome: (outcome: NotificationOutcome) => void = () => undefined,
+    private readonly logger?: Logger,
   ) {}
 
   /**
@@ -102,50 +118,125 @@ export class ProviderNotificationsService {
     }
     return this.orm.em.transactional(async (em) => {
       if (!(await markProcessed(em, event))) return { applied: false };
-      const app = await em.findOne(App, { id: tracking.appId });
-      const plan = app ? await em.findOne(Plan, { app: app.id, slug: tracking.planId }) : null;
-      if (!app || !plan) {
-        throw new NotificationNotApplicable(
-          `checkout ${session.id} names app ${tracking.appId} / plan ${tracking.planId}, which do not exist`,
-        );
-      }
+      const { app, plan } = await this.#trackedAppAndPlan(em, tracking, session.id);
       const owner = await this.#owner(em, app, tracking.buyer, session, remote);
-      let subscription = await em.findOne(
-        Subscription,
-        { stripeSubscriptionId: remote.id },
-        { lockMode: LockMode.PESSIMISTIC_WRITE },
-      );
-      let change: SubscriptionChange;
-      if (subscription) {
-        // Loaded after the lock, not with it (a joined plan would be locked as well).
-        await em.populate(subscription, ['plan']);
-        change = await this.events.begin(em, ownerOf(subscription), subscription);
-      } else {
-        change = await this.events.begin(
-          em,
-          owner.organization
-            ? { appId: app.id, organizationId: owner.organization.id }
-            : { appId: app.id, customerId: owner.customer!.id },
-          null,
-        );
-        subscription = em.create(Subscription, {
-          id: newId('sub'),
-          app,
-          customer: owner.customer,
-          organization: owner.organization,
-          plan,
-          stripeSubscriptionId: remote.id,
-          stripeCustomerId: remote.customerId,
-          status: 'incomplete',
-          metadata: decodeCallerMetadata(remote.metadata),
-        });
-      }
-      if (event.created >= subscription.providerEventCreated) {
-        await applyProviderState(em, subscription, remote, event.created);
-      }
-      await change.done(subscription);
-      return { applied: true };
+      // The subscription's own notification may have created the row already: this completes it.
+      const outcome = await importSubscription(em, {
+        owner,
+        plan,
+        remote,
+        metadata: decodeCallerMetadata(remote.metadata),
+        asOf: event.created,
+        events: this.events,
+        existing: 'apply',
+      });
+      this.#imported(event, outcome, owner);
+      // Applied even when the row was already complete: the owner was linked to its Stripe customer.
+      return { applied: outcome.kind !== 'skipped' };
     });
+  }
+
+  /** The app and plan a checkout's tracking names; absent ones fail (500) so Stripe retries. */
+  async #trackedAppAndPlan(
+    em: EntityManager,
+    tracking: CheckoutTracking,
+    source: string,
+  ): Promise<{ app: App; plan: Plan }> {
+    const app = await em.findOne(App, { id: tracking.appId });
+    const plan = app ? await em.findOne(Plan, { app: app.id, slug: tracking.planId }) : null;
+    if (!app || !plan) {
+      throw new NotificationNotApplicable(
+        `${source} names app ${tracking.appId} / plan ${tracking.planId}, which do not exist`,
+      );
+    }
+    return { app, plan };
+  }
+
+  /**
+   * A notification about a subscription Tollgate has no row of: imported as a sync would import it. A
+   * subscription made by a Tollgate checkout carries the checkout's tracking (its `created` notification
+   * may come before the completed checkout: whichever comes first creates the row); one made elsewhere
+   * (Stripe's dashboard) belongs to the customer or organization linked to its Stripe customer, on the
+   * plan sold at its price. A Stripe customer Tollgate does not know is none of its business.
+   */
+  async #importUnknown(event: ProviderEvent, remote: ProviderSubscription): Promise<{ applied: boolean }> {
+    const tracking = readTracking(remote.metadata);
+    // A checkout by e-mail creates the customer with what the buyer entered at Stripe, which the Stripe
+    // customer holds; read before the transaction so no lock is held across a network call.
+    const buyer =
+      tracking && 'email' in tracking.buyer ? await this.payments.retrieveCustomer(remote.customerId) : null;
+    try {
+      return await this.#importNew(event, remote, tracking, buyer);
+    } catch (error) {
+      if (!(error instanceof RowAppeared)) throw error;
+      // Created meanwhile (its checkout, a sync): rolled back, and applied by the rules for a known row.
+      return this.#subscriptionChanged(event, remote);
+    }
+  }
+
+  async #importNew(
+    event: ProviderEvent,
+    remote: ProviderSubscription,
+    tracking: CheckoutTracking | null,
+    buyer: { readonly email: string | null; readonly name: string | null } | null,
+  ): Promise<{ applied: boolean }> {
+    return this.orm.em.transactional(async (em) => {
+      if (!(await markProcessed(em, event))) return { applied: false };
+      let owner: SubscriptionOwner;
+      let plan: Plan | null;
+      if (tracking) {
+        // Made by a checkout of another Tollgate sharing the Stripe account: none of this one's business.
+        if (!(await em.findOne(App, { id: tracking.appId }))) return { applied: false };
+        const tracked = await this.#trackedAppAndPlan(em, tracking, `subscription ${remote.id}`);
+        const details = { customerEmail: buyer?.email ?? null, customerName: buyer?.name ?? null };
+        owner = await this.#owner(em, tracked.app, tracking.buyer, details, remote);
+        plan = tracked.plan;
+      } else {
+        const linked = await linkedOwner(em, remote.customerId);
+        if (!linked) return { applied: false };
+        owner = linked;
+        plan = await planForPrice(em, owner.appId, remote.priceId);
+        if (!plan) {
+          return {
+            applied: this.#imported(event, { kind: 'skipped', skipped: unmatchedPrice(remote) }, owner),
+          };
+        }
+      }
+      const outcome = await importSubscription(em, {
+        owner,
+        plan,
+        remote,
+        metadata: decodeCallerMetadata(remote.metadata),
+        asOf: event.created,
+        events: this.events,
+        existing: 'leave',
+      });
+      if (outcome.kind === 'existing') throw new RowAppeared();
+      return { applied: this.#imported(event, outcome, owner) };
+    });
+  }
+
+  /** Logs what an import did; true when the row was written. */
+  #imported(event: ProviderEvent, outcome: ImportOutcome, owner?: SubscriptionOwner): boolean {
+    if (outcome.kind === 'skipped') {
+      this.logger?.warn(
+        { eventId: event.id, eventType: event.type, appId: owner?.appId, ...outcome.skipped },
+        'stripe notification: subscription not imported',
+      );
+      return false;
+    }
+    if (outcome.kind === 'created') {
+      this.logger?.info(
+        {
+          eventId: event.id,
+          eventType: event.type,
+          subscriptionId: outcome.subscription.id,
+          stripeSubscriptionId: outcome.subscription.stripeSubscriptionId,
+        },
+        'stripe notification: subscription imported',
+      );
+    }
+    return outcome.kind !== 'unchanged';
   }
 
   /** Who the new subscription belongs to; a checkout by e-mail creates the customer or links the existing one. */
@@ -153,15 +244,15 @@ export class ProviderNotificationsService {
     em: EntityManager,
     app: App,
     buyer: CheckoutBuyer,
-    session: ProviderCheckoutSession,
+    session: Pick<ProviderCheckoutSession, 'customerEmail' | 'customerName'>,
     remote: ProviderSubscription,
-  ): Promise<{ customer: Customer | null; organization: Organization | null }> {
+  ): Promise<SubscriptionOwner> {
     if ('organizationId' in buyer) {
       const organization = await em.findOne(Organization, { id: buyer.organizationId, app: app.id });
       if (!organization)
         throw new NotificationNotApplicable(`organization ${buyer.organizationId} does not exist`);
       organization.paymentCustomerId ??= remote.customerId;
-      return { customer: null, organization };
+      return { appId: app.id, organizationId: organization.id };
     }
     let customer: Customer | null;
     if ('customerId' in buyer) {
@@ -170,18 +261,22 @@ export class ProviderNotificationsService {
     } else {
       const email = session.customerEmail ?? buyer.email;
       customer = await this.customers.findOrCreateByEmail(em, app.id, email, { name: session.customerName });
+      // Created first by another notification of the checkout without a name: the checkout's completes it.
+      if (session.customerName && customer.name === null) customer.name = session.customerName;
     }
     await this.customers.linkPaymentCustomer(em, customer, remote.customerId);
-    return { customer, organization: null };
+    return { appId: app.id, customerId: customer.id };
   }
 
   async #subscriptionChanged(
     event: ProviderEvent,
     remote: ProviderSubscription,
   ): Promise<{ applied: boolean }> {
+    // The common case (a newer event, or a duplicate) in one statement; events of one second, below.
     // The common case (a newer event, or a duplicate) in one statement; events of one second, and events
     // of an app whose endpoints want to hear of the change, below.
     const outcome = await applyNewerProviderEvent(this.orm.em, event, remote);
+    if (outcome === 'unknown') return this.#importUnknown(event, remote);
     if (outcome === 'record_events') {
       // The same statement again, in a transaction that records the change's events with it.
       const applied = await this.orm.em.transactional(async (em) => {
@@ -203,7 +298,7 @@ export class ProviderNotificationsService {
         { lockMode: LockMode.PESSIMISTIC_WRITE },
       );
       if (!(await markProcessed(em, event))) return { applied: false };
-      // Not (yet) Tollgate's: the completed-checkout notification creates it with the state read then.
+      // Gone since the first look (deleted meanwhile): nothing left to apply the event to.
       if (!subscription) return { applied: false };
       // A late, older event must not move the subscription back to an earlier state.
       if (event.created < subscription.providerEventCreated) return { applied: false };
@@ -239,4 +334,23 @@ async function markProcessed(em: EntityManager, event: ProviderEvent): Promise<b
       em.getTransactionContext(),
     );
   return rows.length === 1;
+}
+
+/**
+ * The customer or organization whose Stripe customer this is (a subscription made outside Tollgate's
+ * checkout, e.g. in Stripe's dashboard, for a customer Tollgate linked), or null.
+ */
+async function linkedOwner(em: EntityManager, stripeCustomerId: string): Promise<SubscriptionOwner | null> {
+  const customer = await em.findOne(
+    Customer,
+    { paymentCustomerId: stripeCustomerId },
+    { orderBy: { createdAt: 'asc' } },
+  );
+  if (customer) return { appId: customer.app.id, customerId: customer.id };
+  const organization = await em.findOne(
+    Organization,
+    { paymentCustomerId: stripeCustomerId },
+    { orderBy: { createdAt: 'asc' } },
+  );
+  return organization ? { appId: organization.app.id, organizationId: organization.id } : null;
 }

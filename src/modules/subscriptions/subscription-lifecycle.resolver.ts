@@ -1,10 +1,10 @@
-import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
-import { SubscriptionType } from './subscription.type.js';
+import { PlanChangePreviewType, ProrationBehaviorEnum, SubscriptionType } from './subscription.type.js';
 import type { SubscriptionLifecycleService } from './subscription-lifecycle.service.js';
 
-/** Cancel, pause and resume over the same core as `POST /v1/subscriptions/:id/…`. */
+/** Cancel, pause, resume and plan changes over the same core as `POST /v1/subscriptions/:id/…`. */
 @Resolver()
 export class SubscriptionLifecycleResolver {
   constructor(private readonly subscriptionLifecycleService: SubscriptionLifecycleService) {}
@@ -48,6 +48,40 @@ export class SubscriptionLifecycleResolver {
   ): Promise<SubscriptionType> {
     return SubscriptionType.from(
       await this.subscriptionLifecycleService.resumeSubscription(ctx.principal, id, {}, { appId }),
+    );
+  }
+
+  @Mutation(() => SubscriptionType, {
+    description:
+      "Moves the subscription to another priced plan of the app (Stripe's item price changes, prorated " +
+      'as asked; entitlements follow at once)',
+  })
+  async changeSubscriptionPlan(
+    @Arg('id', () => ID) id: string,
+    @Arg('planId', () => ID) planId: string,
+    @Ctx() ctx: GraphQLContext,
+    @Arg('prorationBehavior', () => ProrationBehaviorEnum, { nullable: true })
+    prorationBehavior?: ProrationBehaviorEnum | null,
+  ): Promise<SubscriptionType> {
+    const input = sentArgs({ planId, prorationBehavior });
+    return SubscriptionType.from(
+      await this.subscriptionLifecycleService.changeSubscriptionPlan(ctx.principal, id, input),
+    );
+  }
+
+  @Query(() => PlanChangePreviewType, {
+    description: 'What changeSubscriptionPlan with the same arguments would prorate now; changes nothing',
+  })
+  async previewSubscriptionPlanChange(
+    @Arg('id', () => ID) id: string,
+    @Arg('planId', () => ID) planId: string,
+    @Ctx() ctx: GraphQLContext,
+    @Arg('prorationBehavior', () => ProrationBehaviorEnum, { nullable: true })
+    prorationBehavior?: ProrationBehaviorEnum | null,
+  ): Promise<PlanChangePreviewType> {
+    const input = sentArgs({ planId, prorationBehavior });
+    return PlanChangePreviewType.from(
+      await this.subscriptionLifecycleService.previewSubscriptionPlanChange(ctx.principal, id, input),
     );
   }
 }

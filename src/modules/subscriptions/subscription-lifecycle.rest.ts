@@ -3,7 +3,10 @@ import { strictRouter } from '../../infra/strict-router.js';
 import { presentSubscription } from './subscription.presenter.js';
 import type { SubscriptionLifecycleService } from './subscription-lifecycle.service.js';
 
-/** `POST /v1/subscriptions/:id/{cancel,pause,resume}`: parse → SubscriptionLifecycleService → presenter. */
+/**
+ * `POST /v1/subscriptions/:id/{cancel,pause,resume,change-plan}` and the plan change's preview:
+ * parse → SubscriptionLifecycleService → presenter.
+ */
 export function subscriptionLifecycleRouter(lifecycle: SubscriptionLifecycleService): Router {
   const router = strictRouter();
 
@@ -17,6 +20,16 @@ export function subscriptionLifecycleRouter(lifecycle: SubscriptionLifecycleServ
 
   router.post('/subscriptions/:id/resume', async (req, res) => {
     res.json(presentSubscription(await lifecycle.resumeSubscription(req.principal, req.params.id, req.body)));
+  });
+
+  router.post('/subscriptions/:id/change-plan', async (req, res) => {
+    res.json(
+      presentSubscription(await lifecycle.changeSubscriptionPlan(req.principal, req.params.id, req.body)),
+    );
+  });
+
+  router.post('/subscriptions/:id/change-plan/preview', async (req, res) => {
+    res.json(await lifecycle.previewSubscriptionPlanChange(req.principal, req.params.id, req.body));
   });
 
   return router;

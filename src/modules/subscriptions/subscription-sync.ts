@@ -32,8 +32,10 @@ export async function applyProviderState(
 export type ProviderEventOutcome =
   /** Recorded and applied. */
   | 'applied'
-  /** Recorded (or recorded before: a duplicate) and rightly not applied: unknown subscription, older event. */
+  /** Recorded (or recorded before: a duplicate) and rightly not applied: an older event. */
   | 'skipped'
+  /** Neither recorded nor applied: Tollgate has no row of this subscription; the caller may import it. */
+  | 'unknown'
   /**
    * Neither recorded nor applied: the subscription's newest event is of the same second, so `created`
    * cannot order them; the caller reads the state from the provider under the row lock instead.
@@ -59,6 +61,7 @@ export async function applyNewerProviderEvent(
   remote: ProviderSubscription,
 ): Promise<ProviderEventOutcome> {
   const row = await runApplyNewerEvent(em, event, remote, true);
+  if (!row.known) return 'unknown';
   if (row.applied) return 'applied';
   if (row.wants_events && !row.same_second) return 'record_events';
   if (row.recorded || !row.same_second) return 'skipped';
@@ -112,6 +115,7 @@ export interface SubscriptionRow {
 }
 
 interface ApplyResult {
+  known: boolean;
   recorded: boolean;
   applied: boolean;
   same_second: boolean;
@@ -157,7 +161,7 @@ async function runApplyNewerEvent(
  * `target` locks the row (no key update: foreign keys pointing at it are not blocked) and tells whether its
  * app has enabled webhook endpoints (with `gate`, nothing is then done here: see 'record_events'; without,
  * the rows before and after come back for the events); `recorded` inserts
- * the id unless the event is of the subscription's newest second; `applied` copies the state onto the row
+ * the id when the row exists, unless the event is of the subscription's newest second; `applied` copies the state onto the row
  * when the id was new and the event is newer (re-checked on the row's latest version after a lock wait).
  * `seen` tells a same-second duplicate already recorded from one that is not.
  */
@@ -171,7 +175,8 @@ const APPLY_NEWER_EVENT = `
   ), recorded as (
     insert into processed_event (id, type)
     select event_id, event_type from params
-     where not exists (select 1 from target, params where target.provider_event_created = params.created)
+     where exists (select 1 from target)
+       and not exists (select 1 from target, params where target.provider_event_created = params.created)
        and not exists (select 1 from target, params where params.gate and target.wants_events)
     on conflict (id) do nothing
     returning id
@@ -193,7 +198,8 @@ const APPLY_NEWER_EVENT = `
   ), want_rows as (
     select not gate as yes from params
   )
-  select exists (select 1 from recorded) as recorded,
+  select exists (select 1 from target) as known,
+         exists (select 1 from recorded) as recorded,
          exists (select 1 from applied) as applied,
          exists (select 1 from target, params where target.provider_event_created = params.created) as same_second,
          exists (select 1 from processed_event e, params where e.id = params.event_id) as seen,

@@ -1,7 +1,8 @@
 import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
-import { Field, ID, ObjectType } from 'type-graphql';
+import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PlanType } from '../plans/plan.type.js';
 import type { Subscription } from './subscription.entity.js';
+import type { PlanChangePreview } from './subscription-lifecycle.service.js';
 
 @ObjectType('Subscription', {
   description: "A customer's or organization's subscription, mirrored from Stripe",
@@ -47,6 +48,39 @@ export class SubscriptionType {
       metadata: { ...subscription.metadata },
       createdAt: subscription.createdAt,
       updatedAt: subscription.updatedAt,
+    });
+  }
+}
+
+export enum ProrationBehaviorEnum {
+  create_prorations = 'create_prorations',
+  none = 'none',
+  always_invoice = 'always_invoice',
+}
+registerEnumType(ProrationBehaviorEnum, {
+  name: 'ProrationBehavior',
+  description:
+    "How Stripe charges a plan change for the rest of the period (Stripe's words): prorated on the next " +
+    'invoice, not at all, or invoiced at once',
+});
+
+@ObjectType('PlanChangePreview', {
+  description: "What a plan change would prorate now, from Stripe's preview of the next invoice",
+})
+export class PlanChangePreviewType {
+  @Field(() => ID, { description: 'The target plan' })
+  planId!: string;
+  @Field(() => ProrationBehaviorEnum)
+  prorationBehavior!: ProrationBehaviorEnum;
+  @Field(() => Int, { description: 'Minor units of currency; negative for a credit' })
+  amount!: number;
+  @Field()
+  currency!: string;
+
+  static from(preview: PlanChangePreview): PlanChangePreviewType {
+    return Object.assign(new PlanChangePreviewType(), {
+      ...preview,
+      prorationBehavior: preview.prorationBehavior as ProrationBehaviorEnum,
     });
   }
 }
