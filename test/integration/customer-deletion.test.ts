@@ -1,12 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { withContext } from '../../src/db.js';
 import { tokenFromDevMailbox } from '../helpers/auth-fixtures.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
+import { payOnHostedPage, startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
 import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+const logLines: Array<Record<string, unknown>> = [];
+const logSink = new Writable({
+  write(chunk, _encoding, done) {
+    for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
+    done();
+  },
+});
 
 let server: TestServer;
 let appId: string;
@@ -15,7 +24,7 @@ let billing: BillingFixtures;
 let plan: Awaited<ReturnType<BillingFixtures['plan']>>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: logSink });
   ({ appId, apiKey } = await server.createApp({ organizationsEnabled: true }));
   billing = new BillingFixtures(server, appId);
   plan = await billing.plan();
@@ -281,6 +290,98 @@ describe('DELETE /v1/customers/:id', () => {
     const anonymous = await server.http.delete(`/v1/customers/${customer.id}`);
     expect(anonymous.status).toBe(401);
     expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(200);
+  });
+});
+
+describe('a checkout paid after its customer was deleted', () => {
+  it('is acknowledged with 2xx, its subscription canceled at Stripe, and nothing of the customer recreated', async () => {
+    const customer = await customerWithPersonalData();
+    const started = await server.http.post('/v1/checkout/session').set(auth()).send({
+      customerId: customer.id,
+      planId: plan.slug,
+      successUrl: 'http://localhost:3000/ok',
+      cancelUrl: 'http://localhost:3000/no',
+    });
+    expect(started.status).toBe(200);
+    const sessionId = String(started.body.url).split('/').pop()!;
+
+    const deleted = await server.http.delete(`/v1/customers/${customer.id}`).set(auth());
+    expect(deleted.status).toBe(200);
+
+    expect((await payOnHostedPage(started.body.url)).status).toBe(303);
+    const paid = await billing.stripe.checkout.sessions.retrieve(sessionId);
+    expect(paid.status).toBe('complete');
+    const stripeSubscriptionId = String(paid.subscription);
+    const emulator = server.payments.emulator!;
+    const completed = emulator.events.find(
+      (e) => e.type === 'checkout.session.completed' && e.data.object.id === sessionId,
+    )!;
+    const created = emulator.events.find(
+      (e) => e.type === 'customer.subscription.created' && e.data.object.id === stripeSubscriptionId,
+    )!;
+    expect(completed).toBeDefined();
+    expect(created).toBeDefined();
+
+    // Both notifications recorded as processed, each delivered once and answered 200: Stripe stops.
+    await eventually(async () => {
+      const rows = await sql<{ id: string }>('select id from processed_event where id in (?, ?)', [
+        completed.id,
+        created.id,
+      ]);
+      return rows.length === 2 ? rows : undefined;
+    });
+    const deliveries = await eventually(async () => {
+      const found = emulator.deliveries.filter((d) => d.eventId === completed.id || d.eventId === created.id);
+      return found.length === 2 ? found : undefined;
+    });
+    expect(deliveries.map((d) => d.status)).toEqual([200, 200]);
+
+    // Canceled at Stripe, so the deleted person is never billed; Stripe's own notification of that
+    // cancellation is acknowledged too.
+    expect((await billing.stripe.subscriptions.retrieve(stripeSubscriptionId)).status).toBe('canceled');
+    const deletedEvent = await eventually(async () =>
+      emulator.events.find(
+        (e) => e.type === 'customer.subscription.deleted' && e.data.object.id === stripeSubscriptionId,
+      ),
+    );
+    await eventually(async () =>
+      (await sql('select 1 from processed_event where id = ?', [deletedEvent.id])).length === 1
+        ? true
+        : undefined,
+    );
+    expect(emulator.deliveries.filter((d) => d.eventId === deletedEvent.id).map((d) => d.status)).toEqual([
+      200,
+    ]);
+
+    // The operator is told once, at warn level, what was done and why; the log names no personal data.
+    const warned = logLines.filter(
+      (line) => line.level === 40 && line.stripeSubscriptionId === stripeSubscriptionId,
+    );
+    expect(warned.length).toBeGreaterThanOrEqual(1);
+    for (const line of warned) {
+      expect(line).toMatchObject({
+        customerId: customer.id,
+        appId,
+        canceledAtStripe: true,
+        msg: 'stripe notification: checkout paid after its customer was deleted; subscription canceled at Stripe, not imported',
+      });
+    }
+    const logged = JSON.stringify(logLines);
+    expect(logged).not.toContain(customer.email);
+    expect(logged).not.toContain(customer.name);
+
+    // Nothing of the customer came back: no row, no subscription, no personal data anywhere.
+    expect(await sql('select 1 from customer where id = ?', [customer.id])).toEqual([]);
+    expect(await sql('select 1 from customer where email_lower = ?', [customer.email.toLowerCase()])).toEqual(
+      [],
+    );
+    expect((await server.http.get(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
+    expect(
+      await sql('select 1 from subscription where stripe_subscription_id = ?', [stripeSubscriptionId]),
+    ).toEqual([]);
+    expect(await wherePersonalDataRemains([customer.email, customer.name, customer.metadataMarker])).toEqual(
+      [],
+    );
   });
 });
 

@@ -42,6 +42,23 @@ class NotificationNotApplicable extends Error {}
 class RowAppeared extends Error {}
 
 /**
+ * Rolls back an import whose checkout named a customer that no longer exists: deleted (an erasure
+ * request) after its checkout began. Customer ids are never reused, and a checkout can only be started
+ * for a customer that exists, so an absent one is a deleted one; no retry can ever bring it back.
+ */
+class BuyerDeleted extends Error {
+  constructor(
+    readonly appId: string,
+    readonly customerId: string,
+  ) {
+    super(`customer ${customerId} was deleted`);
+  }
+}
+
+/** Subscription statuses that no longer run nor bill at Stripe. */
+const ENDED_AT_STRIPE = new Set(['canceled', 'incomplete_expired']);
+
+/**
  * Stripe's notifications, applied: a completed checkout creates the subscription (and, for a checkout by
  * e-mail, the customer); subscription and invoice events keep it in sync. Every event id is recorded in
  * `processed_event` in the same transaction as its effect, so each is applied exactly once however often
@@ -116,6 +133,20 @@ export class ProviderNotificationsService {
         `subscription ${session.subscriptionId} of ${session.id} is unknown to Stripe`,
       );
     }
+    try {
+      return await this.#completeCheckout(event, session, tracking, remote);
+    } catch (error) {
+      if (!(error instanceof BuyerDeleted)) throw error;
+      return this.#buyerDeleted(event, remote, error);
+    }
+  }
+
+  async #completeCheckout(
+    event: ProviderEvent,
+    session: ProviderCheckoutSession,
+    tracking: CheckoutTracking,
+    remote: ProviderSubscription,
+  ): Promise<{ applied: boolean }> {
     return this.orm.em.transactional(async (em) => {
       if (!(await markProcessed(em, event))) return { applied: false };
       const { app, plan } = await this.#trackedAppAndPlan(em, tracking, session.id);
@@ -168,10 +199,58 @@ export class ProviderNotificationsService {
     try {
       return await this.#importNew(event, remote, tracking, buyer);
     } catch (error) {
+      if (error instanceof BuyerDeleted) return this.#buyerDeleted(event, remote, error);
       if (!(error instanceof RowAppeared)) throw error;
       // Created meanwhile (its checkout, a sync): rolled back, and applied by the rules for a known row.
       return this.#subscriptionChanged(event, remote);
     }
+  }
+
+  /**
+   * A checkout paid after its customer was deleted: the subscription it started at Stripe would bill a
+   * person who asked to be erased, and no retry can apply it. It is canceled at Stripe (with an
+   * idempotency key of its own, so every notification of it cancels it at most once), the event is
+   * recorded as processed so Stripe stops sending it, and nothing of the customer is written back.
+   */
+  async #buyerDeleted(
+    event: ProviderEvent,
+    remote: ProviderSubscription,
+    gone: BuyerDeleted,
+  ): Promise<{ applied: boolean }> {
+    // At Stripe first: if that fails the event is not recorded, answers 500, and Stripe retries it.
+    const canceled = !(await this.#endedAtStripe(remote.id));
+    if (canceled) {
+      try {
+        await this.payments.cancelSubscription(remote.id, `tollgate-deleted-buyer-${remote.id}`);
+      } catch (error) {
+        // Ended meanwhile by another path (Stripe refuses to cancel a canceled subscription): done.
+        if (!(await this.#endedAtStripe(remote.id))) throw error;
+      }
+    }
+    const recorded = await this.orm.em.transactional((em) => markProcessed(em, event));
+    if (recorded) {
+      // One warning for the cancellation; a later notice of the same subscription (already ended) is info.
+      this.logger?.[canceled ? 'warn' : 'info'](
+        {
+          eventId: event.id,
+          eventType: event.type,
+          appId: gone.appId,
+          customerId: gone.customerId,
+          stripeSubscriptionId: remote.id,
+          canceledAtStripe: canceled,
+        },
+        canceled
+          ? 'stripe notification: checkout paid after its customer was deleted; subscription canceled at Stripe, not imported'
+          : 'stripe notification: subscription of a deleted customer, already ended at Stripe; not imported',
+      );
+    }
+    return { applied: false };
+  }
+
+  /** Whether the subscription no longer runs at Stripe (its current state, not the event's). */
+  async #endedAtStripe(id: string): Promise<boolean> {
+    const current = await this.payments.retrieveSubscription(id);
+    return !current || ENDED_AT_STRIPE.has(current.status);
   }
 
   async #importNew(
@@ -257,7 +336,7 @@ export class ProviderNotificationsService {
     let customer: Customer | null;
     if ('customerId' in buyer) {
       customer = await em.findOne(Customer, { id: buyer.customerId, app: app.id });
-      if (!customer) throw new NotificationNotApplicable(`customer ${buyer.customerId} does not exist`);
+      if (!customer) throw new BuyerDeleted(app.id, buyer.customerId);
     } else {
       const email = session.customerEmail ?? buyer.email;
       customer = await this.customers.findOrCreateByEmail(em, app.id, email, { name: session.customerName });
