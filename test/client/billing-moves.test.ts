@@ -106,7 +106,9 @@ describe('Tollgate billing moves', () => {
     const page = await fetch(portal.url);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-    const { email } = (await billing.stripe.customers.retrieve(customer.stripeCustomerId!)) as { email: string };
+    const { email } = (await billing.stripe.customers.retrieve(customer.stripeCustomerId!)) as {
+      email: string;
+    };
     expect(await page.text()).toContain(`Billing for ${email}`);
 
     const both = await failure(
@@ -207,7 +209,8 @@ describe('Tollgate billing moves', () => {
     expect(created).toMatchObject({
       statusCode: 400,
       error: 'Bad Request',
-      message: 'Idempotency-Key is not accepted here: this endpoint is public, or its answer carries a secret',
+      message:
+        'Idempotency-Key is not accepted here: this endpoint is public, or its answer carries a secret',
     });
     expect((await client.webhookEndpoints.list()).data).toEqual([]);
 
