@@ -1923,7 +1923,19 @@ export interface operations {
     changeSubscriptionPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
                 id: components["parameters"]["SubscriptionId"];
@@ -1951,7 +1963,19 @@ export interface operations {
     previewSubscriptionPlanChange: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A subscription id (`sub_…`). Another app's subscription id gives 404. */
                 id: components["parameters"]["SubscriptionId"];
@@ -1993,7 +2017,19 @@ export interface operations {
     createBillingPortalSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2032,7 +2068,19 @@ export interface operations {
     syncCustomerSubscriptions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A customer id (`cus_…`). Another app's customer id gives 404. */
                 id: components["parameters"]["CustomerId"];
@@ -2056,7 +2104,19 @@ export interface operations {
     syncOrganizationSubscriptions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description An organization id (`org_…`). Another app's organization id gives 404. */
                 id: components["parameters"]["OrganizationPathId"];
@@ -2652,7 +2712,19 @@ export interface operations {
     retryWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A delivery id (`whd_…`). Another app's delivery gives 404. */
                 id: string;
@@ -2729,7 +2801,19 @@ export interface operations {
     validateCoupon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2842,7 +2926,19 @@ export interface operations {
     signOut: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 appId: components["parameters"]["AppId"];
             };

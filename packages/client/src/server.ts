@@ -138,7 +138,10 @@ export class Tollgate {
       list: (query: { customerId: string }) => get<OrganizationList>('/v1/organizations', query),
     };
     this.webhookEndpoints = {
-      /** The answer carries the signing secret, once: store it for verifyWebhook. */
+      /**
+       * The answer carries the signing secret, once: store it for verifyWebhook. Tollgate never stores
+       * such an answer to replay it, so an `idempotencyKey` here is refused (TollgateError 400).
+       */
       create: (body: CreateWebhookEndpointRequest, opts?: PostOptions) =>
         post<WebhookEndpointWithSecret>('/v1/webhook-endpoints', body, opts),
       list: () => get<WebhookEndpointList>('/v1/webhook-endpoints'),
@@ -146,6 +149,7 @@ export class Tollgate {
         patch<WebhookEndpoint>(`/v1/webhook-endpoints/${segment(id)}`, body),
       /** Answers nothing (204). */
       delete: (id: string) => del<void>(`/v1/webhook-endpoints/${segment(id)}`),
+      /** A new signing secret; as with `create`, an `idempotencyKey` is refused (TollgateError 400). */
       rotateSecret: (id: string, opts?: PostOptions) =>
         post<WebhookEndpointWithSecret>(`/v1/webhook-endpoints/${segment(id)}/rotate-secret`, {}, opts),
     };

@@ -50,37 +50,8 @@ export interface PostOptions {
   readonly idempotencyKey?: string;
 }
 
-/*
- * Operations of the billing-moves part of the API, declared here with the names
- * and shapes those parts give them until `schema/openapi.yaml` describes them. Once it does:
- * `npm run generate -w @tollgate/client`, then replace each declaration below by
- * `Schemas['<same name>']` (the names match).
- */
-
-export interface ChangePlanRequest {
-  readonly planId: string;
-  /** Stripe's words for how the rest of the current period is charged (default `create_prorations`). */
-  readonly prorationBehavior?: 'create_prorations' | 'none' | 'always_invoice';
-}
-
-export interface BillingPortalSessionRequest {
-  /** Where the portal's link back goes. */
-  readonly returnUrl: string;
-  /** With an API key, exactly one of `customerId` and `organizationId`. */
-  readonly customerId?: string;
-  readonly organizationId?: string;
-}
-
-export interface BillingPortalSessionResult {
-  readonly url: string;
-}
-
-export interface SubscriptionSyncResult {
-  readonly subscriptions: Subscription[];
-  readonly skipped: { readonly stripeSubscriptionId: string; readonly reason: string }[];
-}
-
-export interface DeletedCustomer {
-  readonly id: string;
-  readonly deleted: true;
-}
+export type ChangePlanRequest = Schemas['ChangePlanRequest'];
+export type BillingPortalSessionRequest = Schemas['BillingPortalSessionRequest'];
+export type BillingPortalSessionResult = Schemas['BillingPortalSessionResult'];
+export type SubscriptionSyncResult = Schemas['SubscriptionSyncResult'];
+export type DeletedCustomer = Schemas['DeletedCustomer'];
