@@ -218,13 +218,14 @@ export class ProviderNotificationsService {
     gone: BuyerDeleted,
   ): Promise<{ applied: boolean }> {
     // At Stripe first: if that fails the event is not recorded, answers 500, and Stripe retries it.
-    const canceled = !(await this.#endedAtStripe(remote.id));
+    let canceled = !(await this.#endedAtStripe(remote.id));
     if (canceled) {
       try {
         await this.payments.cancelSubscription(remote.id, `tollgate-deleted-buyer-${remote.id}`);
       } catch (error) {
         // Ended meanwhile by another path (Stripe refuses to cancel a canceled subscription): done.
         if (!(await this.#endedAtStripe(remote.id))) throw error;
+        canceled = false;
       }
     }
     const recorded = await this.orm.em.transactional((em) => markProcessed(em, event));
