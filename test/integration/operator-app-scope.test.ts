@@ -37,6 +37,12 @@ const ORGANIZATIONS = `query($customerId: ID, $appId: ID) {
 const PAUSE = 'mutation($id: ID!, $appId: ID) { pauseSubscription(id: $id, appId: $appId) { id status } }';
 const RESUME = 'mutation($id: ID!, $appId: ID) { resumeSubscription(id: $id, appId: $appId) { id status } }';
 const CANCEL = 'mutation($id: ID!, $appId: ID) { cancelSubscription(id: $id, appId: $appId) { id status } }';
+const CHANGE_PLAN = `mutation($id: ID!, $planId: ID!, $appId: ID) {
+  changeSubscriptionPlan(id: $id, planId: $planId, appId: $appId) { id status plan { id } }
+}`;
+const PREVIEW = `query($id: ID!, $planId: ID!, $appId: ID) {
+  previewSubscriptionPlanChange(id: $id, planId: $planId, appId: $appId) { currency }
+}`;
 const CHECK = `query($appId: ID!, $url: String!) {
   checkCallbackUrl(appId: $appId, url: $url) { allowed matchedPattern }
 }`;
@@ -171,6 +177,45 @@ describe('operations the operator runs on an app it names', () => {
     });
     const resumed = await server.graphql(RESUME, { id: subscription.id, appId: a.appId }, admin);
     expect(resumed.body).toEqual({ data: { resumeSubscription: { id: subscription.id, status: 'active' } } });
+
+    // Plan changes and their preview follow the same rule: the operator names the app, then acts as its key.
+    await billing.plan({ slug: 'team', unitAmount: 5000, features: { seats: 25 } });
+    const unnamedPreview = await server.graphql(PREVIEW, { id: subscription.id, planId: 'team' }, admin);
+    expect(errorOf(unnamedPreview)).toEqual({
+      message: 'appId: is required for the admin token',
+      code: 'BAD_USER_INPUT',
+    });
+    const preview = await server.graphql(
+      PREVIEW,
+      { id: subscription.id, planId: 'team', appId: a.appId },
+      admin,
+    );
+    expect(preview.body.errors).toBeUndefined();
+    expect(preview.body.data.previewSubscriptionPlanChange.currency).toBe('usd');
+    const elsewhere = await server.graphql(
+      CHANGE_PLAN,
+      { id: subscription.id, planId: 'team', appId: other.appId },
+      admin,
+    );
+    expect(errorOf(elsewhere).code).toBe('BAD_USER_INPUT');
+    const unnamedChange = await server.graphql(CHANGE_PLAN, { id: subscription.id, planId: 'team' }, admin);
+    expect(errorOf(unnamedChange)).toEqual({
+      message: 'appId: is required for the admin token',
+      code: 'BAD_USER_INPUT',
+    });
+    expect((await billing.stored(subscription.id)).plan.slug).toBe('pro');
+    const changed = await server.graphql(
+      CHANGE_PLAN,
+      { id: subscription.id, planId: 'team', appId: a.appId },
+      admin,
+    );
+    expect(changed.body).toEqual({
+      data: { changeSubscriptionPlan: { id: subscription.id, status: 'active', plan: { id: 'team' } } },
+    });
+    expect((await server.graphql(ENTITLEMENTS, named, admin)).body).toEqual({
+      data: { entitlements: { planName: 'TEAM', features: { seats: 25 } } },
+    });
+
     const canceled = await server.graphql(CANCEL, { id: subscription.id, appId: a.appId }, admin);
     expect(canceled.body).toEqual({
       data: { cancelSubscription: { id: subscription.id, status: 'canceled' } },

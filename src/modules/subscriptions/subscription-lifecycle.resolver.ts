@@ -62,10 +62,11 @@ export class SubscriptionLifecycleResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('prorationBehavior', () => ProrationBehaviorEnum, { nullable: true })
     prorationBehavior?: ProrationBehaviorEnum | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<SubscriptionType> {
     const input = sentArgs({ planId, prorationBehavior });
     return SubscriptionType.from(
-      await this.subscriptionLifecycleService.changeSubscriptionPlan(ctx.principal, id, input),
+      await this.subscriptionLifecycleService.changeSubscriptionPlan(ctx.principal, id, input, { appId }),
     );
   }
 
@@ -78,10 +79,13 @@ export class SubscriptionLifecycleResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('prorationBehavior', () => ProrationBehaviorEnum, { nullable: true })
     prorationBehavior?: ProrationBehaviorEnum | null,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<PlanChangePreviewType> {
     const input = sentArgs({ planId, prorationBehavior });
     return PlanChangePreviewType.from(
-      await this.subscriptionLifecycleService.previewSubscriptionPlanChange(ctx.principal, id, input),
+      await this.subscriptionLifecycleService.previewSubscriptionPlanChange(ctx.principal, id, input, {
+        appId,
+      }),
     );
   }
 }

@@ -108,8 +108,13 @@ export class SubscriptionLifecycleService {
    * entitlements follow on every instance when it commits. Unknown or unpriced plan → 400; the plan it
    * already has, or a subscription that has ended → 409.
    */
-  async changeSubscriptionPlan(principal: Principal, id: unknown, input: unknown): Promise<Subscription> {
-    const caller = requireAppPrincipal(principal);
+  async changeSubscriptionPlan(
+    principal: Principal,
+    id: unknown,
+    input: unknown,
+    scope?: AppScope,
+  ): Promise<Subscription> {
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     const { planId, prorationBehavior = 'create_prorations' } = parseInput(changePlanSchema, input ?? {});
     const subscriptionId = parseInput(subscriptionIdSchema, id);
     const target = await this.#targetPlan(caller, planId);
@@ -132,8 +137,9 @@ export class SubscriptionLifecycleService {
     principal: Principal,
     id: unknown,
     input: unknown,
+    scope?: AppScope,
   ): Promise<PlanChangePreview> {
-    const caller = requireAppPrincipal(principal);
+    const caller = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));
     const { planId, prorationBehavior = 'create_prorations' } = parseInput(changePlanSchema, input ?? {});
     const subscriptionId = parseInput(subscriptionIdSchema, id);
     const target = await this.#targetPlan(caller, planId);
