@@ -117,6 +117,12 @@ export class ServiceUnavailableError extends DomainError {
  * (the server ended a transaction left idle past `idle_in_transaction_session_timeout`).
  */
 const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^25P03$/;
+/**
+ * 55000 (object not in prerequisite state) is mostly a request's own mistake, but PostgreSQL also uses it
+ * for a database that is closed to new connections (`ALLOW_CONNECTIONS false`, as during maintenance or
+ * a restore): that one is an outage like the others, and must answer as they do.
+ */
+const CLOSED_DATABASE = /^database ".*" is not currently accepting connections$/;
 /** Socket failures between us and the database. */
 const UNAVAILABLE_SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -149,6 +155,7 @@ function databaseUnavailableReason(error: unknown): string | undefined {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_SOCKET_CODES.has(code)))
       return e.message;
+    if (code === '55000' && CLOSED_DATABASE.test(e.message)) return e.message;
     if (UNAVAILABLE_PG_MESSAGES.some((m) => e.message === m || e.message.startsWith(`${m}\n`)))
       return e.message;
   }

@@ -388,7 +388,7 @@ describe('events that cannot be applied now', () => {
       expect(receiverLines('evt_receiver_db_refuses')).toEqual([
         expect.objectContaining({
           level: 40,
-          msg: 'Stripe notification failed: answered 500, Stripe will deliver it again',
+          msg: 'Stripe notification failed: not acknowledged, Stripe will deliver it again',
           stripeEvent: { type: 'customer.subscription.updated', id: 'evt_receiver_db_refuses' },
           reason: expect.stringContaining(`subscription ${subscriptionId} is frozen for a test`),
         }),
@@ -430,7 +430,7 @@ describe('an event arriving while the database is away', () => {
     await dropDatabase(serverUrl, name);
   });
 
-  it('answers 500 while its database refuses connections, writes nothing, and applies the retry after', async () => {
+  it('answers 503 while its database refuses connections, writes nothing, and applies the retry after', async () => {
     const target = own!;
     const { subscriptionId, subscription } = await appliedSubscription(target, ownApp.apiKey);
     const before = await subscriptionRow(subscriptionId, target);
@@ -443,12 +443,14 @@ describe('an event arriving while the database is away', () => {
     // The database goes away under the running server: open connections are cut, new ones refused.
     await admin(`alter database ${name} allow_connections false`);
     await admin(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`);
+    // Whether the request meets a pooled connection that was cut or opens a new one that is refused, the
+    // outage answers alike: 503, which Stripe retries.
     const res = await post(body, signature, target);
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(503);
     expect(res.body).toEqual({
-      statusCode: 500,
-      message: 'Internal server error',
-      error: 'Internal Server Error',
+      statusCode: 503,
+      message: 'The service is temporarily unavailable, try again later',
+      error: 'Service Unavailable',
     });
     expect(refusalLogged('evt_receiver_db_down')).toBeUndefined();
 

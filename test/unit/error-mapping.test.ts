@@ -150,6 +150,10 @@ const OUTAGES: [string, unknown][] = [
   ['a server starting up', pgError('the database system is starting up', '57P03')],
   ['too many connections', pgError('sorry, too many clients already', '53300')],
   [
+    'a database closed to new connections',
+    new DriverException(pgError('database "tollgate" is not currently accepting connections', '55000')),
+  ],
+  [
     'idle_in_transaction_session_timeout',
     pgError('terminating connection due to idle-in-transaction timeout', '25P03'),
   ],
@@ -219,6 +223,10 @@ describe('database outages', () => {
     ['a unique violation', new UniqueConstraintViolationException(pgError('duplicate key value', '23505'))],
     ['a syntax error', new DriverException(pgError('syntax error at or near "selec"', '42601'))],
     ['a message that merely mentions a timeout', new Error('Query read timeout while parsing the report')],
+    [
+      'another object-not-in-prerequisite-state error',
+      new DriverException(pgError('cannot lock rows in materialized view "report"', '55000')),
+    ],
   ])('still treats %s as a bug (500, logged with its stack)', async (_, error) => {
     const { res, lines } = await mapped(error);
     expect(res.status).toBe(500);

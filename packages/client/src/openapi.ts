@@ -464,7 +464,8 @@ export interface paths {
          *     events here; the raw body is verified against the `Stripe-Signature` header (bad or missing →
          *     400). Handled: `checkout.session.completed`, `customer.subscription.created|updated|deleted`,
          *     `invoice.paid`, `invoice.payment_failed`; other events are acknowledged and ignored. A
-         *     processing failure answers 500 so that Stripe retries. The receiver is not rate limited (a
+         *     processing failure answers 500, and a database outage 503, so that Stripe retries. The receiver
+         *     is not rate limited (a
          *     refused delivery would only be retried later), so its answers carry no `X-RateLimit-*` headers.
          */
         post: operations["receiveStripeNotification"];
@@ -2305,6 +2306,18 @@ export interface operations {
             };
             /** @description The event could not be applied; nothing is recorded, so Stripe's retry applies it. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Tollgate's choice: the database is unavailable (connections refused or cut, timeouts);
+             *     nothing is recorded, so Stripe's retry applies it.
+             */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,8 +9,8 @@ export const STRIPE_WEBHOOK_PATH = '/v1/webhooks/stripe';
 /**
  * `POST /v1/webhooks/stripe`: the raw body and signature → ProviderNotificationsService → 200.
  * A refused notification (400) is one Stripe will keep sending in vain, or a forgery: either way the
- * operator has to look, so it is logged with what was wrong. Other failures answer 500 (logged by the
- * error handler) so Stripe retries them. Every line names the event's type and id, the two things an
+ * operator has to look, so it is logged with what was wrong. Other failures answer 500, or 503 for a
+ * database outage (logged by the error handler), so Stripe retries them. Every line names the event's type and id, the two things an
  * operator matches against Stripe's dashboard.
  */
 export function stripeWebhookHandler(notifications: ProviderNotificationsService): RequestHandler {
@@ -39,7 +39,7 @@ export function stripeWebhookHandler(notifications: ProviderNotificationsService
     } catch (error) {
       req.log?.warn(
         { stripeEvent, reason: error instanceof Error ? error.message : String(error) },
-        'Stripe notification failed: answered 500, Stripe will deliver it again',
+        'Stripe notification failed: not acknowledged, Stripe will deliver it again',
       );
       throw error;
     }
