@@ -9,6 +9,7 @@ import { Customer } from '../customers/customer.entity.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { Subscription } from '../subscriptions/subscription.entity.js';
 import type { SubscriptionLifecycleService } from '../subscriptions/subscription-lifecycle.service.js';
+import { hasEnded } from '../subscriptions/subscription-transitions.js';
 import { customerIdSchema } from './customer-erasure.schemas.js';
 
 /** The personal data of a customer being deleted, as the places that keep copies need it. */
@@ -28,9 +29,6 @@ export interface ErasedCustomer {
 export interface CustomerDataEraser {
   eraseCustomer(em: EntityManager, customer: ErasedCustomer): Promise<void>;
 }
-
-/** Subscription statuses that still run or can still bill at Stripe: canceled before the deletion. */
-const ENDED = new Set(['canceled', 'incomplete_expired']);
 
 /**
  * Deleting a customer (a GDPR erasure request). The customer row goes, and with it (foreign keys) its
@@ -63,7 +61,7 @@ export class CustomerErasureService {
     // Stripe): a failure there leaves the customer in place, and the deletion can simply be retried.
     const running = await em.find(Subscription, { customer: id }, { fields: ['id', 'status'] });
     for (const subscription of running) {
-      if (ENDED.has(subscription.status)) continue;
+      if (hasEnded(subscription.status)) continue;
       try {
         await this.lifecycle.cancelSubscription(caller, subscription.id, {});
       } catch (error) {

@@ -34,6 +34,7 @@ import {
   applyNewerProviderEventReturningRows,
   applyProviderState,
 } from './subscription-sync.js';
+import { hasEnded } from './subscription-transitions.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
@@ -54,9 +55,6 @@ class BuyerDeleted extends Error {
     super(`customer ${customerId} was deleted`);
   }
 }
-
-/** Subscription statuses that no longer run nor bill at Stripe. */
-const ENDED_AT_STRIPE = new Set(['canceled', 'incomplete_expired']);
 
 /**
  * Stripe's notifications, applied: a completed checkout creates the subscription (and, for a checkout by
@@ -251,7 +249,7 @@ export class ProviderNotificationsService {
   /** Whether the subscription no longer runs at Stripe (its current state, not the event's). */
   async #endedAtStripe(id: string): Promise<boolean> {
     const current = await this.payments.retrieveSubscription(id);
-    return !current || ENDED_AT_STRIPE.has(current.status);
+    return !current || hasEnded(current.status);
   }
 
   async #importNew(

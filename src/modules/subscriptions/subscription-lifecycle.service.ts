@@ -26,7 +26,7 @@ import {
   subscriptionIdSchema,
 } from './subscription-lifecycle.schemas.js';
 import { applyProviderState } from './subscription-sync.js';
-import { type LifecycleAction, transitionProblem } from './subscription-transitions.js';
+import { hasEnded, type LifecycleAction, transitionProblem } from './subscription-transitions.js';
 
 /** What a plan change would prorate now, from Stripe's preview of the next invoice. */
 export interface PlanChangePreview {
@@ -263,7 +263,7 @@ export class SubscriptionLifecycleService {
 
 /** Why a subscription cannot move to `target` (409), or null. */
 function planChangeProblem(subscription: Subscription, target: Plan): string | null {
-  if (subscription.status === 'canceled' || subscription.status === 'incomplete_expired') {
+  if (hasEnded(subscription.status)) {
     return `The subscription is ${subscription.status}: its plan can no longer be changed`;
   }
   if (subscription.plan.id === target.id) return `The subscription is already on plan "${target.slug}"`;

@@ -14,6 +14,11 @@ const RUNNING: readonly SubscriptionStatus[] = ['trialing', 'active', 'past_due'
 /** Statuses after which nothing can happen to the subscription any more. */
 const ENDED: readonly SubscriptionStatus[] = ['canceled', 'incomplete_expired'];
 
+/** Whether a subscription in `status` has ended: it no longer runs nor bills, and nothing can change it. */
+export function hasEnded(status: SubscriptionStatus): boolean {
+  return ENDED.includes(status);
+}
+
 /**
  * Tollgate's transition table, as a pure rule: null when `action` applies to `state`, else the reason
  * it does not (reported as 409).
@@ -27,7 +32,7 @@ const ENDED: readonly SubscriptionStatus[] = ['canceled', 'incomplete_expired'];
  */
 export function transitionProblem(action: LifecycleAction, state: LifecycleState): string | null {
   const { status, cancelAtPeriodEnd } = state;
-  if (ENDED.includes(status)) return `The subscription is ${status}: it can no longer be changed`;
+  if (hasEnded(status)) return `The subscription is ${status}: it can no longer be changed`;
   switch (action) {
     case 'cancel':
       return null;
