@@ -180,6 +180,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         closing ??= (async () => {
           await apollo.stop(); // drains the HTTP server: waits for in-flight requests
           await closeServer(httpServer);
+          await services.outboundEvents.settled();
           await jobsRef.stop(); // lets running jobs finish before the database goes
           await paymentsRef.close();
           await services.changes.close();

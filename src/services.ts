@@ -84,6 +84,8 @@ export interface Services {
   readonly webhooks: WebhooksService;
   /** Delivers recorded events; its workers are started by a serving process only. */
   readonly webhookDispatcher: WebhookDispatcher;
+  /** The outbox: announced deliveries are handed to the job queue before it stops. */
+  readonly outboundEvents: OutboundEvents;
   readonly billingPortal: BillingPortalService;
   readonly subscriptionReconcile: SubscriptionReconcileService;
 }
@@ -102,7 +104,7 @@ export function createServices(deps: Deps): Services {
   const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'));
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
-  const outboundEvents = new OutboundEvents(deps.jobs, deps.clock);
+  const outboundEvents = new OutboundEvents(deps.jobs, deps.clock, deps.logger);
   const subscriptionEvents = new SubscriptionEvents(outboundEvents);
   const customers = new CustomersService(deps.orm, deps.clock, outboundEvents);
   const secrets = new SecretBox(deps.config.webhooks.secretKey);
@@ -165,6 +167,7 @@ export function createServices(deps: Deps): Services {
     subscriptionLifecycle,
     subscriptions: new SubscriptionsService(deps.orm),
     webhooks: new WebhooksService(deps.orm, deps.clock, deps.jobs, secrets, deps.config.production),
+    outboundEvents,
     webhookDispatcher: new WebhookDispatcher({
       orm: deps.orm,
       jobs: deps.jobs,

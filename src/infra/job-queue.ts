@@ -114,6 +114,52 @@ export class JobQueue {
   }
 
   /**
+   * Adds jobs at once, on the queue's own connections, outside any transaction: for work announced after
+   * the change that needs it has committed (whoever announces it must also have a way to find work whose
+   * announcement was lost, since a process can die between its commit and this call).
+   */
+  async enqueueNow<T extends object>(
+    name: string,
+    jobs: readonly { data: T; options?: EnqueueOptions }[],
+  ): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.#boss.insert(
+      name,
+      jobs.map((job) => ({ data: job.data, ...job.options })),
+    );
+  }
+
+  /**
+   * Runs `handler` once for each batch of jobs of `name` fetched on this instance, so that work the jobs
+   * share (loading, settling) can be done in one statement; a rejected handler leaves the whole batch to
+   * the queue's retries, so it must tolerate a second run of jobs that already succeeded.
+   */
+  async workBatch<T extends object>(
+    name: string,
+    options: WorkerOptions,
+    handler: (batch: readonly T[]) => Promise<void>,
+  ): Promise<void> {
+    if (!this.#workers) throw new Error('this job queue was opened without workers');
+    await this.#boss.work<T>(
+      name,
+      {
+        batchSize: options.batchSize ?? 1,
+        localConcurrency: options.concurrency ?? 1,
+        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+        burstWhenBatchFull: options.burstWhenBatchFull ?? false,
+      },
+      async (batch: Job<T>[]) => {
+        try {
+          await handler(batch.map((job) => job.data));
+        } catch (error) {
+          this.#logger.warn({ err: error, queue: name }, 'job batch failed; the queue retries it');
+          throw error;
+        }
+      },
+    );
+  }
+
+  /**
    * Runs `handler` for each job of `name` on this instance; a rejected handler leaves the job to the
    * queue's retries. Delivery is at least once: a job can run again after a crash or a failed batch.
    */

@@ -246,4 +246,72 @@ describe('several instances', () => {
       await Promise.all([a.close(), b.close()]);
     }
   });
+
+  it('hands back a delivery whose job was lost, and sends it once when two instances sweep and deliver it at once', async () => {
+    const env = { JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}` };
+    const [a, b] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
+    try {
+      const { appId, apiKey } = await a.createApp();
+      const endpoint = await endpointFor(a, apiKey, `${receiver.url}/lost`);
+      // A committed event whose announcement never reached the job queue (the process died in
+      // between): due two minutes ago, with no job.
+      const eventId = `msg_lost${randomBytes(8).toString('hex')}`;
+      const deliveryId = `whd_${eventId.slice(4)}_1`;
+      const sql = a.deps.orm.em.fork().getConnection();
+      await sql.execute(
+        `insert into webhook_event (id, app_id, type, body, created_at)
+           values (?, ?, 'customer.updated', ?, now() - interval '2 minutes')`,
+        [
+          eventId,
+          appId,
+          JSON.stringify({ type: 'customer.updated', timestamp: 'then', data: { id: 'lost' } }),
+        ],
+      );
+      await sql.execute(
+        `insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at)
+           values (?, ?, ?, 'pending', 0, now() - interval '2 minutes')`,
+        [deliveryId, eventId, endpoint.id],
+      );
+      const arrived = () => receiver.received.filter((r) => r.headers['webhook-id'] === eventId);
+
+      // The sweep finds it and hands it to the queue; meanwhile both instances are also told to make the
+      // same attempt, one of them twice: the claim lets exactly one of all these send it.
+      expect(await a.services.webhookDispatcher.sweep()).toBe(1);
+      const job = { deliveryIds: [deliveryId], attempt: 0 };
+      await Promise.all([
+        a.services.webhookDispatcher.deliver([job]),
+        b.services.webhookDispatcher.deliver([job, job]),
+      ]);
+      const [delivered] = await eventually(async () => {
+        const list = await deliveriesOf(a, apiKey, endpoint.id);
+        return list[0]?.status === 'succeeded' ? list : undefined;
+      });
+      expect(delivered).toMatchObject({ id: deliveryId, eventId, status: 'succeeded', attempts: 1 });
+      expect(delivered.attemptLog).toHaveLength(1);
+      // The job the sweep made runs too, and finds it settled.
+      await eventually(
+        async () =>
+          (
+            await a.deps.orm.em
+              .fork()
+              .getConnection()
+              .execute<{ n: string }[]>(
+                `select count(*) as n from ${env.JOB_QUEUE_SCHEMA}.job
+                where name = 'webhook-delivery' and state not in ('completed', 'failed', 'cancelled')`,
+              )
+          )[0]!.n === '0' || undefined,
+        { what: 'the swept jobs to finish' },
+      );
+      expect(arrived()).toHaveLength(1);
+      expect(verify(endpoint.secret, arrived()[0]!)).toEqual({
+        type: 'customer.updated',
+        timestamp: 'then',
+        data: { id: 'lost' },
+      });
+      // Nothing is left to sweep.
+      expect(await a.services.webhookDispatcher.sweep()).toBe(0);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
 });

@@ -11,24 +11,53 @@ export interface EntitledPlan {
 
 const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
 
+/** SQL expressions naming whose entitled plan to find, and a subscription to read in another state. */
+export interface EntitledPlanRefs {
+  readonly appId: string;
+  /** The customer's or the organization's id. */
+  readonly ownerId: string;
+  /** The subscription read with `overrideStatus` and `overridePlanId` in place of its stored ones. */
+  readonly overrideId: string;
+  readonly overrideStatus: string;
+  readonly overridePlanId: string;
+}
+
+/**
+ * The id (primary key) of the plan an owner is entitled to, as one scalar SQL expression: the plan of
+ * its newest entitling subscription, else the app's default plan, else null. A personal context never
+ * sees organization subscriptions, whoever paid for them. The one definition of that rule in SQL, used
+ * as a statement of its own (`loadEntitledPlan`) and inside the Stripe receiver's statement.
+ */
+export function entitledPlanIdSql(owner: 'customer' | 'organization', refs: EntitledPlanRefs): string {
+  const whose =
+    owner === 'customer'
+      ? `s.customer_id = ${refs.ownerId} and s.organization_id is null`
+      : `s.organization_id = ${refs.ownerId}`;
+  return `coalesce(
+     (select case when s.id = ${refs.overrideId} then ${refs.overridePlanId} else s.plan_id end
+        from subscription s
+       where s.app_id = ${refs.appId} and ${whose}
+         and (case when s.id = ${refs.overrideId} then ${refs.overrideStatus} else s.status end) in (${ENTITLING})
+       order by s.created_at desc, s.id desc limit 1),
+     (select d.id from plan d where d.app_id = ${refs.appId} and d.is_default limit 1))`;
+}
+
 /**
  * The plan of the context's newest entitling subscription, else the app's default plan: one statement,
- * one round trip. A personal context never sees organization subscriptions, whoever paid for them.
- * The subscription named first is read with the status and plan given after it (its state before a
- * change, for comparing); no subscription has the id ''.
+ * one round trip. The subscription named first is read with the status and plan given after it (its
+ * state before a change, for comparing); no subscription has the id ''.
  */
 function planOf(owner: 'customer' | 'organization'): string {
-  const whose =
-    owner === 'customer' ? 's.customer_id = ? and s.organization_id is null' : 's.organization_id = ?';
+  const id = entitledPlanIdSql(owner, {
+    appId: '?',
+    ownerId: '?',
+    overrideId: 'o.id',
+    overrideStatus: 'o.status',
+    overridePlanId: 'o.plan_id',
+  });
   return `
   with o as (select ?::text as id, ?::text as status, ?::text as plan_id)
-  select p.name, p.features from plan p
-   where p.id = coalesce(
-     (select case when s.id = o.id then o.plan_id else s.plan_id end from subscription s, o
-       where s.app_id = ? and ${whose}
-         and (case when s.id = o.id then o.status else s.status end) in (${ENTITLING})
-       order by s.created_at desc, s.id desc limit 1),
-     (select d.id from plan d where d.app_id = ? and d.is_default limit 1))`;
+  select p.name, p.features from plan p, o where p.id = ${id}`;
 }
 
 const PLAN_OF_CUSTOMER = planOf('customer');

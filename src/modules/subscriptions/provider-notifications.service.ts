@@ -29,15 +29,14 @@ import {
   type SubscriptionOwner,
   unmatchedPrice,
 } from './subscription-import.js';
-import {
-  applyNewerProviderEvent,
-  applyNewerProviderEventReturningRows,
-  applyProviderState,
-} from './subscription-sync.js';
+import { applyNewerProviderEvent, applyProviderState } from './subscription-sync.js';
 import { hasEnded } from './subscription-transitions.js';
 
 /** Raised for a notification Tollgate cannot apply yet; answered 500 so Stripe retries it. */
 class NotificationNotApplicable extends Error {}
+
+/** Reads and writes of a subscription changed by others meanwhile, before its notification is given up. */
+const OPTIMISTIC_TRIES = 5;
 
 /** Rolls back an import whose row another importer created meanwhile. */
 class RowAppeared extends Error {}
@@ -350,23 +349,34 @@ export class ProviderNotificationsService {
     event: ProviderEvent,
     remote: ProviderSubscription,
   ): Promise<{ applied: boolean }> {
-    // The common case (a newer event, or a duplicate) in one statement; events of one second, below.
-    // The common case (a newer event, or a duplicate) in one statement; events of one second, and events
-    // of an app whose endpoints want to hear of the change, below.
-    const outcome = await applyNewerProviderEvent(this.orm.em, event, remote);
-    if (outcome === 'unknown') return this.#importUnknown(event, remote);
-    if (outcome === 'record_events') {
-      // The same statement again, in a transaction that records the change's events with it.
-      const applied = await this.orm.em.transactional(async (em) => {
-        const result = await applyNewerProviderEventReturningRows(em, event, remote);
-        if (typeof result === 'string') return result;
-        await this.events.recordApplied(em, result.before, result.after);
-        return 'applied' as const;
-      });
-      if (applied !== 'same_second') return { applied: applied === 'applied' };
-    } else if (outcome !== 'same_second') {
-      return { applied: outcome === 'applied' };
+    // The common case (a newer event, or a duplicate) in one statement; for an app whose endpoints want to
+    // hear of the change, a newer event in two (read it, then make it with its events, if the row has not
+    // changed meanwhile); events of one second, below.
+    for (let tries = 0; tries < OPTIMISTIC_TRIES; tries++) {
+      const outcome = await applyNewerProviderEvent(this.orm.em, event, remote, new Date());
+      switch (outcome.kind) {
+        case 'unknown':
+          return this.#importUnknown(event, remote);
+        case 'applied':
+          return { applied: true };
+        case 'skipped':
+          return { applied: false };
+        case 'same_second':
+          return this.#sameSecond(event, remote);
+        case 'record_events':
+          if (await this.events.applyProviderChange(this.orm.em, event, outcome.change)) {
+            return { applied: true };
+          }
+      }
     }
+    // Changed under it every time (a storm of changes to one subscription): Stripe delivers it again.
+    throw new NotificationNotApplicable(
+      `subscription ${remote.id} changed during each of ${OPTIMISTIC_TRIES} tries to apply ${event.id}`,
+    );
+  }
+
+  /** An event of the subscription's newest second: applied in a transaction under the row lock. */
+  async #sameSecond(event: ProviderEvent, remote: ProviderSubscription): Promise<{ applied: boolean }> {
     return this.orm.em.transactional(async (em) => {
       // The row lock first, then the id: the order the single statement takes them in, so the two paths
       // never wait for each other in a cycle.

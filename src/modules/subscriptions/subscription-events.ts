@@ -1,16 +1,20 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { OutboundEvents } from '../webhooks/outbound-events.js';
+import type { OutboundEvents, PlannedEvent } from '../webhooks/outbound-events.js';
 import type { WebhookEventType } from '../webhooks/webhook-event-types.js';
 import type { BillingContext } from './billing-context.js';
-import { loadEntitledPlan } from './entitled-plan.js';
+import { type EntitledPlan, loadEntitledPlan } from './entitled-plan.js';
 import { ENTITLING_STATUSES, type Subscription } from './subscription.entity.js';
 import {
   presentSubscription,
   presentSubscriptionRow,
   type SubscriptionView,
 } from './subscription.presenter.js';
-import type { SubscriptionRow } from './subscription-sync.js';
+import {
+  applyProviderChangeWithEvents,
+  type PendingProviderChange,
+  type SubscriptionRow,
+} from './subscription-sync.js';
 
 const TYPES: readonly WebhookEventType[] = [
   'subscription.created',
@@ -39,13 +43,14 @@ export function ownerOf(subscription: Subscription): BillingContext {
 /**
  * The one place where subscription changes become outbound events, used by every path that writes a
  * subscription's state (checkout completion, provider notifications, cancel/pause/resume), inside the
- * transaction of the change: `begin` before it, `done` after it.
+ * transaction of the change: `begin` before it, `done` after it; or, on the Stripe receiver's hot path,
+ * in the one statement that makes the change (`applyProviderChange`).
  *
  * - `subscription.created` for a new subscription; `subscription.canceled` when it becomes canceled;
  *   otherwise `subscription.updated` when anything the API shows changed. `data` is the Subscription
  *   object as the REST API shows it.
  * - `entitlements.updated` when the change alters what its owner (customer or organization) is
- *   entitled to, compared before and after in the same transaction.
+ *   entitled to, compared before and after the change.
  *
  * When the app has no endpoint taking these types, nothing is read or written beyond that one check.
  */
@@ -73,19 +78,40 @@ export class SubscriptionEvents {
     };
   }
 
-  /** Records the events of a change already written (rows before and after, as stored), in its transaction. */
-  async recordApplied(em: EntityManager, before: SubscriptionRow, after: SubscriptionRow): Promise<void> {
-    const owner: BillingContext = after.organization_id
-      ? { appId: after.app_id, organizationId: after.organization_id }
-      : { appId: after.app_id, customerId: after.customer_id! };
-    await this.#record(
-      em,
-      owner,
-      presentSubscriptionRow(before),
-      presentSubscriptionRow(after),
-      { status: before.status, planId: before.plan_id },
-      { status: after.status, planId: after.plan_id },
+  /**
+   * Makes a provider notification's change read by `applyNewerProviderEvent` ('record_events') together
+   * with its outbound events, in one statement (the Stripe receiver's hot path: no transaction, no job
+   * insert in it), then hands the deliveries to the job queue. `false` when the row changed since it was
+   * read: nothing was written, and the caller reads it again.
+   */
+  async applyProviderChange(
+    em: EntityManager,
+    event: { readonly id: string; readonly type: string },
+    change: PendingProviderChange,
+  ): Promise<boolean> {
+    const prepared = this.events.prepare(this.#eventsOfProviderChange(change));
+    const result = await applyProviderChangeWithEvents(em, event, change, {
+      appId: change.after.app_id,
+      ...prepared,
+    });
+    this.events.announce(result.deliveryIds);
+    return result.applied;
+  }
+
+  /** The same rules as `#record`, with the entitlements read in advance. */
+  #eventsOfProviderChange(change: PendingProviderChange): PlannedEvent[] {
+    const owner = ownerOfRow(change.after);
+    const planned: PlannedEvent[] = [];
+    const subscription = subscriptionEvent(
+      presentSubscriptionRow(change.before),
+      presentSubscriptionRow(change.after),
     );
+    if (subscription) planned.push(subscription);
+    if (mayAlterEntitlements(stateOfRow(change.before), stateOfRow(change.after))) {
+      const entitlements = entitlementsEvent(owner, change.entitlementsBefore, change.entitlementsAfter);
+      if (entitlements) planned.push(entitlements);
+    }
+    return planned;
   }
 
   async #record(
@@ -93,54 +119,70 @@ export class SubscriptionEvents {
     owner: BillingContext,
     before: SubscriptionView | null,
     after: SubscriptionView,
-    stateBefore: { status: string; planId: string } | null,
-    stateAfter: { status: string; planId: string },
+    stateBefore: SubscriptionState | null,
+    stateAfter: SubscriptionState,
   ): Promise<void> {
-    await this.#recordSubscription(em, owner.appId, before, after);
-    // Only whether it entitles, and to which plan, can change what the owner is entitled to.
-    if (
-      stateBefore &&
-      entitles(stateBefore.status) === entitles(stateAfter.status) &&
-      stateBefore.planId === stateAfter.planId
-    ) {
-      return;
-    }
-    await this.#recordEntitlements(em, owner, after.id, stateBefore);
-  }
-
-  async #recordSubscription(
-    em: EntityManager,
-    appId: string,
-    before: SubscriptionView | null,
-    after: SubscriptionView,
-  ): Promise<void> {
-    if (before === null) {
-      await this.events.record(em, appId, 'subscription.created', after);
-    } else if (after.status === 'canceled' && before.status !== 'canceled') {
-      await this.events.record(em, appId, 'subscription.canceled', after);
-    } else if (!isDeepStrictEqual({ ...before, updatedAt: null }, { ...after, updatedAt: null })) {
-      await this.events.record(em, appId, 'subscription.updated', after);
-    }
-  }
-
-  async #recordEntitlements(
-    em: EntityManager,
-    owner: BillingContext,
-    subscriptionId: string,
-    previous: { status: string; planId: string } | null,
-  ): Promise<void> {
+    const subscription = subscriptionEvent(before, after);
+    if (subscription) await this.events.record(em, owner.appId, subscription.type, subscription.data);
+    if (!mayAlterEntitlements(stateBefore, stateAfter)) return;
     // Before: the subscription as it was (a new one as if it did not entitle); after: as stored now.
-    const before = await loadEntitledPlan(em, owner, {
-      subscriptionId,
-      status: previous?.status ?? 'incomplete',
-      planId: previous?.planId ?? '',
+    const entitledBefore = await loadEntitledPlan(em, owner, {
+      subscriptionId: after.id,
+      status: stateBefore?.status ?? 'incomplete',
+      planId: stateBefore?.planId ?? '',
     });
-    const after = await loadEntitledPlan(em, owner);
-    if (isDeepStrictEqual(before, after)) return;
-    const whose =
-      owner.organizationId !== undefined
-        ? { organizationId: owner.organizationId }
-        : { customerId: owner.customerId };
-    await this.events.record(em, owner.appId, 'entitlements.updated', { ...whose, ...after });
+    const entitledAfter = await loadEntitledPlan(em, owner);
+    const entitlements = entitlementsEvent(owner, entitledBefore, entitledAfter);
+    if (entitlements) await this.events.record(em, owner.appId, entitlements.type, entitlements.data);
   }
+}
+
+/** What, of a subscription, decides what its owner is entitled to. */
+interface SubscriptionState {
+  readonly status: string;
+  readonly planId: string;
+}
+
+function stateOfRow(row: SubscriptionRow): SubscriptionState {
+  return { status: row.status, planId: row.plan_id };
+}
+
+function ownerOfRow(row: SubscriptionRow): BillingContext {
+  return row.organization_id
+    ? { appId: row.app_id, organizationId: row.organization_id }
+    : { appId: row.app_id, customerId: row.customer_id! };
+}
+
+/**
+ * `subscription.created` for a new subscription; `subscription.canceled` when it becomes canceled;
+ * otherwise `subscription.updated` when anything the API shows changed; else none.
+ */
+function subscriptionEvent(before: SubscriptionView | null, after: SubscriptionView): PlannedEvent | null {
+  if (before === null) return { type: 'subscription.created', data: after };
+  if (after.status === 'canceled' && before.status !== 'canceled') {
+    return { type: 'subscription.canceled', data: after };
+  }
+  if (!isDeepStrictEqual({ ...before, updatedAt: null }, { ...after, updatedAt: null })) {
+    return { type: 'subscription.updated', data: after };
+  }
+  return null;
+}
+
+/** Only whether it entitles, and to which plan, can change what the owner is entitled to. */
+function mayAlterEntitlements(before: SubscriptionState | null, after: SubscriptionState): boolean {
+  return !(before && entitles(before.status) === entitles(after.status) && before.planId === after.planId);
+}
+
+/** `entitlements.updated` when what the owner is entitled to differs before and after. */
+function entitlementsEvent(
+  owner: BillingContext,
+  before: EntitledPlan,
+  after: EntitledPlan,
+): PlannedEvent | null {
+  if (isDeepStrictEqual(before, after)) return null;
+  const whose =
+    owner.organizationId !== undefined
+      ? { organizationId: owner.organizationId }
+      : { customerId: owner.customerId };
+  return { type: 'entitlements.updated', data: { ...whose, ...after } };
 }

@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { PreparedStatement } from '../../infra/prepared-statement.js';
 import type { ProviderSubscription } from '../payments/payment-provider.js';
+import type { Features } from '../plans/plan.entity.js';
 import { Plan } from '../plans/plan.entity.js';
+import { type EntitledPlan, entitledPlanIdSql } from './entitled-plan.js';
 import type { Subscription } from './subscription.entity.js';
 import { statusFromProvider } from './subscription-transitions.js';
 
@@ -30,22 +33,37 @@ export async function applyProviderState(
 
 /** What `applyNewerProviderEvent` did with an event. */
 export type ProviderEventOutcome =
-  /** Recorded and applied. */
-  | 'applied'
+  /** Recorded and applied (an app without webhook endpoints). */
+  | { readonly kind: 'applied' }
   /** Recorded (or recorded before: a duplicate) and rightly not applied: an older event. */
-  | 'skipped'
+  | { readonly kind: 'skipped' }
   /** Neither recorded nor applied: Tollgate has no row of this subscription; the caller may import it. */
-  | 'unknown'
+  | { readonly kind: 'unknown' }
   /**
    * Neither recorded nor applied: the subscription's newest event is of the same second, so `created`
    * cannot order them; the caller reads the state from the provider under the row lock instead.
    */
-  | 'same_second'
+  | { readonly kind: 'same_second' }
   /**
-   * Neither recorded nor applied: the subscription's app has webhook endpoints, so the change must be
-   * made in a transaction that also records its outbound events; the caller takes that path.
+   * Neither recorded nor applied: a newer event for an app whose endpoints want to hear of the change.
+   * The change as it would be made, read in the same statement: the caller works out its outbound events
+   * and makes it with them in one statement (`applyProviderChangeWithEvents`).
    */
-  | 'record_events';
+  | { readonly kind: 'record_events'; readonly change: PendingProviderChange };
+
+/** A newer provider event's change of a subscription, worked out but not made yet. */
+export interface PendingProviderChange {
+  /** The row as read; the change is made only if it is still this version. */
+  readonly version: string;
+  readonly before: SubscriptionRow;
+  readonly after: SubscriptionRow;
+  /** What the subscription's owner is entitled to before and after the change. */
+  readonly entitlementsBefore: EntitledPlan;
+  readonly entitlementsAfter: EntitledPlan;
+  /** The provider's state and the event, to write. */
+  readonly remote: ProviderSubscription;
+  readonly eventCreated: number;
+}
 
 /**
  * Records a subscription event's id and applies the provider's state in one statement and one round trip
@@ -54,46 +72,105 @@ export type ProviderEventOutcome =
  * waits for the first one's commit, then finds its id recorded (exactly-once by `processed_event`'s key).
  * The same rules as `applyProviderState`: an older event is recorded and ignored, a price change moves the
  * subscription to the app's plan with that price when there is one.
+ *
+ * For an app with webhook endpoints, a duplicate or an older event is settled the same way (it changes
+ * nothing, so it has nothing to announce); a newer one is read, not applied: see 'record_events'.
  */
 export async function applyNewerProviderEvent(
   em: EntityManager,
   event: { readonly id: string; readonly type: string; readonly created: number },
   remote: ProviderSubscription,
+  now: Date,
 ): Promise<ProviderEventOutcome> {
-  const row = await runApplyNewerEvent(em, event, remote, true);
-  if (!row.known) return 'unknown';
-  if (row.applied) return 'applied';
-  if (row.wants_events && !row.same_second) return 'record_events';
-  if (row.recorded || !row.same_second) return 'skipped';
+  const [row] = await APPLY_NEWER_EVENT.run(em, [
+    remote.id,
+    event.created,
+    event.id,
+    event.type,
+    statusFromProvider(remote),
+    remote.priceId,
+    remote.customerId,
+    remote.currentPeriodEnd,
+    remote.cancelAtPeriodEnd,
+    remote.trialEnd,
+    remote.canceledAt,
+  ]);
+  if (!row?.known) return { kind: 'unknown' };
+  if (row.applied) return { kind: 'applied' };
+  if (row.pending) {
+    const p = row.pending;
+    const before: SubscriptionRow = { ...p.before_row, plan: p.before_plan };
+    const after: SubscriptionRow = {
+      ...p.before_row,
+      status: statusFromProvider(remote),
+      current_period_end: iso(remote.currentPeriodEnd),
+      cancel_at_period_end: remote.cancelAtPeriodEnd,
+      trial_end: iso(remote.trialEnd),
+      canceled_at: iso(remote.canceledAt),
+      updated_at: now.toISOString(),
+      plan_id: p.after_plan.pk,
+      plan: { id: p.after_plan.id, name: p.after_plan.name },
+    };
+    return {
+      kind: 'record_events',
+      change: {
+        version: p.version,
+        before,
+        after,
+        entitlementsBefore: entitled(p.entitled_before),
+        entitlementsAfter: entitled(p.entitled_after),
+        remote,
+        eventCreated: event.created,
+      },
+    };
+  }
+  if (row.recorded || !row.same_second) return { kind: 'skipped' };
   // An id already recorded needs no second look, whatever its second.
-  return row.seen ? 'skipped' : 'same_second';
+  return row.seen ? { kind: 'skipped' } : { kind: 'same_second' };
 }
 
-/** The subscription's rows before and after an applied event, as stored (for its outbound events). */
-export interface AppliedRows {
-  readonly before: SubscriptionRow;
-  readonly after: SubscriptionRow;
+/** Outbound events made ready to be written (ids, types and the JSON bodies every attempt sends). */
+export interface PreparedEvents {
+  readonly appId: string;
+  readonly ids: readonly string[];
+  readonly types: readonly string[];
+  readonly bodies: readonly string[];
 }
 
 /**
- * `applyNewerProviderEvent` for an app with webhook endpoints, inside the caller's transaction `em`: the
- * same statement, applying whatever the app wants, and answering with the row before and after so the
- * events can be recorded in the same transaction. `same_second`: nothing was done (see above).
+ * Makes a change read by `applyNewerProviderEvent` ('record_events') in one statement, outside any
+ * transaction: the event id is recorded, the row takes the provider's state, and the change's outbound
+ * events and their deliveries (one per enabled endpoint of the app taking the type) are written, all or
+ * nothing. Nothing is done when the row is no longer the version read (a concurrent change, or another
+ * delivery of the same event, got there first): `applied: false`, and the caller reads it again.
  */
-export async function applyNewerProviderEventReturningRows(
+export async function applyProviderChangeWithEvents(
   em: EntityManager,
-  event: { readonly id: string; readonly type: string; readonly created: number },
-  remote: ProviderSubscription,
-): Promise<AppliedRows | 'skipped' | 'same_second'> {
-  const row = await runApplyNewerEvent(em, event, remote, false);
-  if (row.applied) {
-    return {
-      before: { ...row.before_row!, plan: row.before_plan! },
-      after: { ...row.after_row!, plan: row.after_plan! },
-    };
-  }
-  if (row.recorded || !row.same_second || row.seen) return 'skipped';
-  return 'same_second';
+  event: { readonly id: string; readonly type: string },
+  change: PendingProviderChange,
+  events: PreparedEvents,
+): Promise<{ applied: boolean; deliveryIds: string[] }> {
+  const { after, remote } = change;
+  const [row] = await APPLY_WITH_EVENTS.run(em, [
+    after.id,
+    change.version,
+    event.id,
+    event.type,
+    after.status,
+    remote.customerId,
+    remote.currentPeriodEnd,
+    remote.cancelAtPeriodEnd,
+    remote.trialEnd,
+    remote.canceledAt,
+    change.eventCreated,
+    after.updated_at,
+    after.plan_id,
+    events.ids,
+    events.types,
+    events.bodies,
+    events.appId,
+  ]);
+  return { applied: row?.applied === true, deliveryIds: row?.delivery_ids ?? [] };
 }
 
 /** A subscription row as PostgreSQL's `row_to_json` gives it, with its plan's public id and name. */
@@ -120,95 +197,151 @@ interface ApplyResult {
   applied: boolean;
   same_second: boolean;
   seen: boolean;
-  wants_events: boolean;
-  before_row: Omit<SubscriptionRow, 'plan'> | null;
-  after_row: Omit<SubscriptionRow, 'plan'> | null;
-  before_plan: SubscriptionRow['plan'] | null;
-  after_plan: SubscriptionRow['plan'] | null;
+  pending: {
+    version: string;
+    before_row: Omit<SubscriptionRow, 'plan'>;
+    before_plan: SubscriptionRow['plan'];
+    after_plan: SubscriptionRow['plan'] & { pk: string };
+    entitled_before: { name: string; features: Features } | null;
+    entitled_after: { name: string; features: Features } | null;
+  } | null;
 }
 
-async function runApplyNewerEvent(
-  em: EntityManager,
-  event: { readonly id: string; readonly type: string; readonly created: number },
-  remote: ProviderSubscription,
-  gate: boolean,
-): Promise<ApplyResult> {
-  const rows = await em
-    .getConnection()
-    .execute<ApplyResult[]>(
-      APPLY_NEWER_EVENT,
-      [
-        remote.id,
-        event.created,
-        event.id,
-        event.type,
-        gate,
-        statusFromProvider(remote),
-        remote.customerId,
-        remote.currentPeriodEnd,
-        remote.cancelAtPeriodEnd,
-        remote.trialEnd,
-        remote.canceledAt,
-        remote.priceId,
-      ],
-      'all',
-      em.getTransactionContext(),
-    );
-  return rows[0]!;
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+function entitled(plan: { name: string; features: Features } | null): EntitledPlan {
+  return plan ? { planName: plan.name, features: plan.features } : { planName: null, features: {} };
+}
+
+/** The plan a subscription is on after an event naming `price`: the app's plan at that price, else its own. */
+const PLAN_AFTER = (s: string, price: string) => `coalesce(
+  (select p.id from plan p
+    where ${price} is not null
+      and ${price} is distinct from (select c.stripe_price_id from plan c where c.id = ${s}.plan_id)
+      and p.app_id = ${s}.app_id and p.stripe_price_id = ${price}
+    limit 1),
+  ${s}.plan_id)`;
+
+/** The entitled plan (name, features) of the subscription `t`'s owner, `overrideId` read as `status`/`plan`. */
+function entitledOfOwner(overrideId: string, status: string, planId: string): string {
+  const refs = { appId: 't.app_id', overrideId, overrideStatus: status, overridePlanId: planId };
+  const customer = entitledPlanIdSql('customer', { ...refs, ownerId: 't.customer_id' });
+  const organization = entitledPlanIdSql('organization', { ...refs, ownerId: 't.organization_id' });
+  return `(select json_build_object('name', e.name, 'features', e.features) from plan e
+            where e.id = case when t.organization_id is null then ${customer} else ${organization} end)`;
 }
 
 /**
  * `target` locks the row (no key update: foreign keys pointing at it are not blocked) and tells whether its
- * app has enabled webhook endpoints (with `gate`, nothing is then done here: see 'record_events'; without,
- * the rows before and after come back for the events); `recorded` inserts
- * the id when the row exists, unless the event is of the subscription's newest second; `applied` copies the state onto the row
- * when the id was new and the event is newer (re-checked on the row's latest version after a lock wait).
- * `seen` tells a same-second duplicate already recorded from one that is not.
+ * app has enabled webhook endpoints; `recorded` inserts the id when the row exists, unless the event is of
+ * the subscription's newest second, or is newer for an app with endpoints (whose change is made with its
+ * events, below); `applied` copies the state onto the row when the id was new and the event is newer
+ * (re-checked on the row's latest version after a lock wait). `seen` tells a same-second duplicate already
+ * recorded from one that is not. `pending`: for a newer event of an app with endpoints whose id is not
+ * recorded yet, the row (and its version) as read, its plan before and after, and its owner's entitled
+ * plan before and after (the row read in its new state: nothing else changes in this statement).
  */
-const APPLY_NEWER_EVENT = `
+const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
+  'tollgate_apply_newer_provider_event',
+  `
   with target as (
-    select t.*,
+    select t.*, t.xmin::text as version,
            exists (select 1 from webhook_endpoint e where e.app_id = t.app_id and e.enabled) as wants_events
       from subscription t where t.stripe_subscription_id = ? for no key update of t
   ), params as (
-    select ?::bigint as created, ?::text as event_id, ?::text as event_type, ?::boolean as gate
+    select ?::bigint as created, ?::text as event_id, ?::text as event_type, ?::text as status, ?::text as price
+  ), holds as (
+    select not exists (select 1 from target, params where target.provider_event_created = params.created)
+           and not exists (select 1 from target, params
+                            where target.wants_events and target.provider_event_created < params.created)
+           as yes
   ), recorded as (
     insert into processed_event (id, type)
     select event_id, event_type from params
-     where exists (select 1 from target)
-       and not exists (select 1 from target, params where target.provider_event_created = params.created)
-       and not exists (select 1 from target, params where params.gate and target.wants_events)
+     where exists (select 1 from target) and (select yes from holds)
     on conflict (id) do nothing
     returning id
   ), applied as (
     update subscription s
-       set status = ?, stripe_customer_id = ?, current_period_end = ?, cancel_at_period_end = ?,
+       set status = params.status, stripe_customer_id = ?, current_period_end = ?, cancel_at_period_end = ?,
            trial_end = ?, canceled_at = ?, provider_event_created = params.created, updated_at = now(),
-           plan_id = coalesce(
-             (select p.id from plan p, (select ?::text as price) r
-               where r.price is not null
-                 and r.price is distinct from (select c.stripe_price_id from plan c where c.id = s.plan_id)
-                 and p.app_id = s.app_id and p.stripe_price_id = r.price
-               limit 1),
-             s.plan_id)
+           plan_id = ${PLAN_AFTER('s', 'params.price')}
       from target, params
      where s.id = target.id and s.provider_event_created < params.created
        and exists (select 1 from recorded)
-    returning s.*
-  ), want_rows as (
-    select not gate as yes from params
+    returning s.id
+  ), seen as (
+    select exists (select 1 from processed_event e, params where e.id = params.event_id) as yes
   )
   select exists (select 1 from target) as known,
          exists (select 1 from recorded) as recorded,
          exists (select 1 from applied) as applied,
          exists (select 1 from target, params where target.provider_event_created = params.created) as same_second,
-         exists (select 1 from processed_event e, params where e.id = params.event_id) as seen,
-         exists (select 1 from target where target.wants_events) as wants_events,
-         case when (select yes from want_rows) then (select row_to_json(t) from target t) end as before_row,
-         case when (select yes from want_rows) then (select row_to_json(a) from applied a) end as after_row,
-         case when (select yes from want_rows) then
-           (select json_build_object('id', p.slug, 'name', p.name) from plan p, target t where p.id = t.plan_id) end
-           as before_plan,
-         case when (select yes from want_rows) then
-           (select json_build_object('id', p.slug, 'name', p.name) from plan p, applied a where p.id = a.plan_id) end
-           as after_plan`;
+         (select yes from seen) as seen,
+         (select json_build_object(
+                   'version', t.version,
+                   'before_row', row_to_json(t),
+                   'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = t.plan_id),
+                   'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a
+                                   where a.id = ${PLAN_AFTER('t', 'params.price')}),
+                   'entitled_before', ${entitledOfOwner("''", "''", "''")},
+                   'entitled_after', ${entitledOfOwner('t.id', 'params.status', PLAN_AFTER('t', 'params.price'))})
+            from target t, params
+           where t.wants_events and t.provider_event_created < params.created and not (select yes from seen))
+           as pending`,
+);
+
+/**
+ * Applies a change worked out from the row at `version` (xmin: any write to the row gives it a new one),
+ * with its event id and its outbound events, in one statement: the row is locked only if it is still that
+ * version, and everything else is written only if it was.
+ */
+const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids: string[] }>(
+  'tollgate_apply_provider_change_with_events',
+  `
+  with v as (
+    select ?::text as subscription_id, ?::text as version, ?::text as event_id, ?::text as event_type,
+           ?::text as status, ?::text as stripe_customer_id, ?::timestamptz as current_period_end,
+           ?::boolean as cancel_at_period_end, ?::timestamptz as trial_end, ?::timestamptz as canceled_at,
+           ?::bigint as created, ?::timestamptz as at, ?::text as plan_id,
+           ?::text[] as event_ids, ?::text[] as event_types, ?::text[] as event_bodies, ?::text as app_id
+  ), target as (
+    select t.id from subscription t, v
+     where t.id = v.subscription_id and t.xmin = v.version::xid
+       for no key update of t
+  ), recorded as (
+    insert into processed_event (id, type)
+    select v.event_id, v.event_type from v where exists (select 1 from target)
+    on conflict (id) do nothing
+    returning id
+  ), applied as (
+    update subscription s
+       set status = v.status, stripe_customer_id = v.stripe_customer_id, current_period_end = v.current_period_end,
+           cancel_at_period_end = v.cancel_at_period_end, trial_end = v.trial_end, canceled_at = v.canceled_at,
+           provider_event_created = v.created, updated_at = v.at, plan_id = v.plan_id
+      from target, v
+     where s.id = target.id and exists (select 1 from recorded)
+    returning s.id
+  ), events as (
+    insert into webhook_event (id, app_id, type, body, created_at)
+    select e.id, v.app_id, e.type, e.body, v.at
+      from v, unnest(v.event_ids, v.event_types, v.event_bodies) as e(id, type, body)
+     where exists (select 1 from applied)
+    returning id, app_id, type, created_at
+  ), deliveries as (
+    insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
+    select 'whd_' || substr(ev.id, 5) || '_' || t.n, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at,
+           ev.created_at
+      from events ev
+      cross join lateral (
+        select p.id, row_number() over (order by p.id) as n from webhook_endpoint p
+         where p.app_id = ev.app_id and p.enabled
+           and (p.events = '[]'::jsonb or p.events @> jsonb_build_array(ev.type))
+      ) t
+    returning id
+  )
+  select exists (select 1 from applied) as applied,
+         coalesce((select array_agg(id) from deliveries), '{}') as delivery_ids`,
+);

@@ -37,7 +37,7 @@ export function presentSubscription(subscription: Subscription): SubscriptionVie
   };
 }
 
-/** The same object from a stored row (as `applyNewerProviderEventReturningRows` returns it). */
+/** The same object from a stored row (as the Stripe receiver's statement reads it, `row_to_json`). */
 export function presentSubscriptionRow(row: SubscriptionRow): SubscriptionView {
   return {
     id: row.id,

@@ -2,18 +2,38 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { JobQueue } from '../../infra/job-queue.js';
+import type { Logger } from '../../infra/logger.js';
 import type { WebhookEventType } from './webhook-event-types.js';
 
 /** The job queue that carries deliveries (src/infra/job-queue.ts). */
 export const DELIVERY_QUEUE = 'webhook-delivery';
 
-/** One attempt of one delivery; `attempt` is the number of attempts already made, so a stale job does nothing. */
+/**
+ * One attempt of each of some deliveries; `attempt` is the number of attempts each has made already, so a
+ * stale or duplicate job does nothing. (`deliveryId`: the one delivery of a job enqueued by an earlier
+ * version.)
+ */
 export interface DeliveryJob {
-  readonly deliveryId: string;
+  readonly deliveryIds?: readonly string[];
+  readonly deliveryId?: string;
   readonly attempt: number;
   /** A replay asked for by the app: one attempt, no schedule after it. */
   readonly manual?: boolean;
 }
+
+/** An event to record: its type and the object it carries (as the REST API shows it). */
+export interface PlannedEvent {
+  readonly type: WebhookEventType;
+  readonly data: object;
+}
+
+/** Deliveries announced together in one job at most. */
+const ANNOUNCED_PER_JOB = 50;
+/**
+ * How long announced deliveries wait to be gathered with others into one job insert: under load one
+ * insert serves many requests' changes; the delay is a small part of a webhook's usual latency.
+ */
+const ANNOUNCE_AFTER_MS = 10;
 
 /**
  * One round trip: the app's endpoints that take the type (enabled, subscribed to it or to everything),
@@ -40,9 +60,14 @@ const RECORD_EVENT = `
  * after the commit, on any instance (src/modules/webhooks/webhook-dispatcher.ts).
  */
 export class OutboundEvents {
+  /** Deliveries committed but not yet announced to the job queue (see `announce`). */
+  #unannounced: string[] = [];
+  #announcing: Promise<void> | undefined;
+
   constructor(
     private readonly jobs: JobQueue,
     private readonly clock: Clock,
+    private readonly logger?: Logger,
   ) {}
 
   /** Whether any enabled endpoint of the app would take one of `types` (skips building payloads nobody gets). */
@@ -70,23 +95,86 @@ export class OutboundEvents {
     if (!em.isInTransaction()) {
       throw new Error('events are recorded inside the transaction of the change that causes them');
     }
-    const now = this.clock.now();
-    const eventId = newId('msg');
-    const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
+    const prepared = this.prepare([{ type, data }]);
     const deliveries = await em
       .getConnection()
       .execute<{ id: string }[]>(
         RECORD_EVENT,
-        [appId, JSON.stringify([type]), eventId, appId, type, body, now, eventId.slice('msg_'.length)],
+        [
+          appId,
+          JSON.stringify([type]),
+          prepared.ids[0],
+          appId,
+          type,
+          prepared.bodies[0],
+          prepared.at,
+          prepared.ids[0]!.slice('msg_'.length),
+        ],
         'all',
         em.getTransactionContext(),
       );
     if (deliveries.length === 0) return null;
-    await this.jobs.enqueue<DeliveryJob>(
-      em,
-      DELIVERY_QUEUE,
-      deliveries.map((d) => ({ data: { deliveryId: d.id, attempt: 0 } })),
+    await this.jobs.enqueue<DeliveryJob>(em, DELIVERY_QUEUE, [
+      { data: { deliveryIds: deliveries.map((d) => d.id), attempt: 0 } },
+    ]);
+    return prepared.ids[0]!;
+  }
+
+  /**
+   * Gives each event its id (the `webhook-id`) and its body `{ type, timestamp, data }`, frozen now, for a
+   * statement that writes them with the change that causes them (see `announce`).
+   */
+  prepare(events: readonly PlannedEvent[]): { ids: string[]; types: string[]; bodies: string[]; at: Date } {
+    const at = this.clock.now();
+    const timestamp = at.toISOString();
+    return {
+      ids: events.map(() => newId('msg')),
+      types: events.map((e) => e.type),
+      bodies: events.map((e) => JSON.stringify({ type: e.type, timestamp, data: e.data })),
+      at,
+    };
+  }
+
+  /**
+   * Hands deliveries written by a statement that has committed (outside any transaction, so without a job
+   * of their own) to the job queue. The deliveries of concurrent requests are gathered into one job; the
+   * caller does not wait. Should the process die first, or the queue refuse, the dispatcher's sweep finds
+   * them still pending and due (src/modules/webhooks/webhook-dispatcher.ts).
+   */
+  announce(deliveryIds: readonly string[]): void {
+    if (deliveryIds.length === 0) return;
+    this.#unannounced.push(...deliveryIds);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    this.#announcing ??= new Promise<void>((resolve) => setTimeout(resolve, ANNOUNCE_AFTER_MS)).then(() =>
+      this.#flush(),
     );
-    return eventId;
+  }
+
+  /** Resolves when every delivery announced so far has been handed to the job queue (or failed to be). */
+  async settled(): Promise<void> {
+    while (this.#announcing) await this.#announcing;
+  }
+
+  async #flush(): Promise<void> {
+    const ids = this.#unannounced;
+    this.#unannounced = [];
+    const jobs = [];
+    for (let i = 0; i < ids.length; i += ANNOUNCED_PER_JOB) {
+      jobs.push({ data: { deliveryIds: ids.slice(i, i + ANNOUNCED_PER_JOB), attempt: 0 } });
+    }
+    try {
+      await this.jobs.enqueueNow<DeliveryJob>(DELIVERY_QUEUE, jobs);
+    } catch (error) {
+      this.logger?.warn(
+        { err: error, deliveries: ids.length },
+        'webhook deliveries not announced to the job queue; the sweep sends them',
+      );
+    } finally {
+      this.#announcing = undefined;
+      if (this.#unannounced.length > 0) this.#schedule();
+    }
   }
 }

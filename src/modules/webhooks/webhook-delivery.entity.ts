@@ -33,6 +33,7 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 @Entity({ tableName: 'webhook_delivery' })
 @Index({ properties: ['endpoint', 'createdAt'] })
 @Index({ properties: ['event'] })
+@Index({ properties: ['status', 'nextAttemptAt'] })
 export class WebhookDelivery {
   @PrimaryKey({ type: 'text' })
   id!: string;
@@ -52,6 +53,14 @@ export class WebhookDelivery {
 
   @Property({ type: 'datetime', nullable: true })
   nextAttemptAt: Date | null = null;
+
+  /**
+   * Until when an instance is making an attempt (claimed in the statement that loads the delivery): a
+   * second job for the same attempt finds it claimed and sends nothing. A claim of a process that died
+   * lapses, and the attempt is made again (delivery is at least once).
+   */
+  @Property({ type: 'datetime', nullable: true })
+  claimedUntil: Date | null = null;
 
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();

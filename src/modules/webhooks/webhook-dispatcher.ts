@@ -1,10 +1,11 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { JobQueue } from '../../infra/job-queue.js';
 import type { Logger } from '../../infra/logger.js';
+import { PreparedStatement } from '../../infra/prepared-statement.js';
 import type { OutboundAttemptObserver } from '../../telemetry/metrics.js';
 import type { AddressGuard } from './address-guard.js';
 import { DELIVERY_QUEUE, type DeliveryJob } from './outbound-events.js';
@@ -64,92 +65,206 @@ interface AttemptResult {
   readonly excerpt: string;
 }
 
-/** Counts the attempt and records it, unless this attempt was already counted (a second run of the job). */
-const SETTLE_ATTEMPT = `
-  with settled as (
-    update webhook_delivery set attempts = attempts + 1, status = ?, next_attempt_at = ?, updated_at = ?
-     where id = ? and attempts = ? and status = 'pending'
-    returning id
-  )
-  insert into webhook_attempt (id, delivery_id, attempted_at, status_code, duration_ms, excerpt)
-  select ?, id, ?, ?, ?, ? from settled
-  returning delivery_id as id`;
-
-const LOAD_DELIVERY = `
-  select d.id, d.status, d.attempts, e.id as event_id, e.type, e.body, e.app_id, p.id as endpoint_id, p.url,
-         p.enabled, p.secret_ciphertext, p.previous_secret_ciphertext, p.previous_secret_expires_at
-    from webhook_delivery d
-    join webhook_event e on e.id = d.event_id
-    join webhook_endpoint p on p.id = d.endpoint_id
-   where d.id = ?`;
+/** The queue of the sweep that hands the job queue deliveries whose job was lost. */
+export const SWEEP_QUEUE = 'webhook-delivery-sweep';
+/** A delivery due this long without being attempted has lost its job (see `sweep`). */
+const SWEEP_AFTER_SECONDS = 60;
+/** Deliveries handed back per sweep at most (the next sweep takes the rest). */
+const SWEEP_LIMIT = 1000;
+/** Deliveries per job the sweep makes. */
+const SWEPT_PER_JOB = 50;
 
 /**
- * Delivers recorded events: one job per attempt on the job queue, so every instance's workers share the
- * work and each attempt is claimed once. An attempt signs the event's stored body with the endpoint's
- * secret(s) (Standard Webhooks), posts it with a 10 s bound, never follows a redirect, and records what
- * came back. A non-2xx answer, a timeout or a connection error schedules the next attempt by the retry
- * schedule; after the last one the delivery is `failed`, and stays listed and replayable.
+ * Claims the deliveries a batch of jobs names for this attempt, and loads what sending them needs: each
+ * is claimed only if it is still pending at the attempt its job names and no live claim holds it, so a
+ * duplicate job (a retried batch, a sweep) sends nothing while another instance is at it or after it has
+ * settled it. A claim lapses after 30 s (an attempt takes at most 10 s), so one held by a process that
+ * died is taken by the job's retry.
+ */
+const CLAIM_DELIVERIES = new PreparedStatement<DeliveryRow>(
+  'tollgate_claim_webhook_deliveries',
+  `
+  with wanted as (
+    select * from unnest(?::text[], ?::int[]) as w(id, attempt)
+  ), claimed as (
+    update webhook_delivery d set claimed_until = now() + interval '30 seconds'
+      from wanted w
+     where d.id = w.id and d.attempts = w.attempt and d.status = 'pending'
+       and (d.claimed_until is null or d.claimed_until < now())
+    returning d.id, d.status, d.attempts, d.event_id, d.endpoint_id
+  )
+  select c.id, c.status, c.attempts, e.id as event_id, e.type, e.body, e.app_id, p.id as endpoint_id, p.url,
+         p.enabled, p.secret_ciphertext, p.previous_secret_ciphertext, p.previous_secret_expires_at
+    from claimed c
+    join webhook_event e on e.id = c.event_id
+    join webhook_endpoint p on p.id = c.endpoint_id`,
+);
+
+/**
+ * Counts each attempt of a batch and records it, unless that attempt was already counted (a second run of
+ * its job), and lets go of the claim.
+ */
+const SETTLE_ATTEMPTS = new PreparedStatement<{ id: string }>(
+  'tollgate_settle_webhook_attempts',
+  `
+  with v as (
+    select * from unnest(?::text[], ?::int[], ?::text[], ?::timestamptz[], ?::text[], ?::timestamptz[],
+                         ?::int[], ?::int[], ?::text[])
+      as v(id, attempt, status, next_attempt_at, attempt_id, attempted_at, status_code, duration_ms, excerpt)
+  ), settled as (
+    update webhook_delivery d
+       set attempts = d.attempts + 1, status = v.status, next_attempt_at = v.next_attempt_at,
+           updated_at = v.attempted_at, claimed_until = null
+      from v
+     where d.id = v.id and d.attempts = v.attempt and d.status = 'pending'
+    returning d.id
+  )
+  insert into webhook_attempt (id, delivery_id, attempted_at, status_code, duration_ms, excerpt)
+  select v.attempt_id, v.id, v.attempted_at, v.status_code, v.duration_ms, v.excerpt
+    from v join settled s on s.id = v.id
+  returning delivery_id as id`,
+);
+
+/** Pending deliveries long past due and not held by a live claim: their job was lost. */
+const LOST_DELIVERIES = new PreparedStatement<{ id: string; attempts: number }>(
+  'tollgate_lost_webhook_deliveries',
+  `
+  select id, attempts from webhook_delivery
+   where status = 'pending' and next_attempt_at < now() - make_interval(secs => ?)
+     and (claimed_until is null or claimed_until < now())
+   order by next_attempt_at
+   limit ?`,
+);
+
+/** One delivery's attempt in a batch, as it is settled. */
+interface Settlement {
+  readonly row: DeliveryRow;
+  readonly attempt: number;
+  readonly result: AttemptResult;
+  readonly status: 'succeeded' | 'failed' | 'pending';
+  readonly nextAttemptAt: Date | null;
+  readonly attemptedAt: Date;
+}
+
+/**
+ * Delivers recorded events on the job queue, so every instance's workers share the work: a job names one
+ * attempt of one or more deliveries, and a worker claims and loads a fetched batch's deliveries in one
+ * statement, sends them side by side, and settles them in one statement. An attempt signs the event's
+ * stored body with the endpoint's secret(s) (Standard Webhooks), posts it with a 10 s bound, never
+ * follows a redirect, and records what came back. A non-2xx answer, a timeout or a connection error
+ * schedules the next attempt by the retry schedule; after the last one the delivery is `failed`, and
+ * stays listed and replayable. A sweep every minute hands back deliveries whose job was lost (a process
+ * that died between a commit and its announcement, a retry whose job could not be added).
  */
 export class WebhookDispatcher {
   constructor(private readonly options: DispatcherOptions) {}
 
-  /** Defines the delivery queue and starts this instance's workers on it. */
+  /** Defines the delivery queues and starts this instance's workers on them. */
   async start(): Promise<void> {
     const { jobs } = this.options;
     // A job whose worker died is run again after 30 s (an attempt takes at most 10 s); the attempt
-    // number in the job keeps a late duplicate from sending twice.
+    // number in the job and the claim keep a late duplicate from sending twice.
     await jobs.define(DELIVERY_QUEUE, { expireInSeconds: 30, retryLimit: 5, retryDelay: 5 });
-    await jobs.work<DeliveryJob>(
+    await jobs.workBatch<DeliveryJob>(
       DELIVERY_QUEUE,
       { batchSize: 50, concurrency: 2, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
-      (job) => this.deliver(job),
+      (batch) => this.deliver(batch),
     );
+    // One sweep queued or running at a time across instances.
+    await jobs.define(SWEEP_QUEUE, { policy: 'exclusive', expireInSeconds: 300, retryLimit: 0 });
+    await jobs.work(SWEEP_QUEUE, {}, async () => {
+      await this.sweep();
+    });
+    await jobs.schedule(SWEEP_QUEUE, '* * * * *');
   }
 
-  /** Makes the attempt `job` names, unless it was made already or the delivery is settled. */
-  async deliver(job: DeliveryJob): Promise<void> {
-    const { orm } = this.options;
-    const em = orm.em.fork();
-    const [row] = await em.getConnection().execute<DeliveryRow[]>(LOAD_DELIVERY, [job.deliveryId]);
-    if (row?.status !== 'pending' || row.attempts !== job.attempt) return;
-    const result = row.enabled
-      ? await this.#attempt(row)
-      : { ok: false, statusCode: null, durationMs: 0, excerpt: 'not sent: the endpoint is disabled' };
-    const retryIn =
-      result.ok || job.manual || !row.enabled ? undefined : this.options.retryScheduleSeconds[job.attempt];
-    const status = result.ok ? 'succeeded' : retryIn === undefined ? 'failed' : 'pending';
-    const now = this.options.clock.now();
-    const nextAttemptAt = retryIn === undefined ? null : new Date(now.getTime() + retryIn * 1000);
-    const settle = async (tx: EntityManager) => {
-      const settled = await tx
-        .getConnection()
-        .execute<{ id: string }[]>(
-          SETTLE_ATTEMPT,
-          [
-            status,
-            nextAttemptAt,
-            now,
-            row.id,
-            job.attempt,
-            newId('wha'),
-            now,
-            result.statusCode,
-            result.durationMs,
-            result.excerpt,
-          ],
-          'all',
-          tx.getTransactionContext(),
-        );
-      // Another run of the same job got there first: its record stands, and it scheduled what follows.
-      if (settled.length === 0 || !nextAttemptAt) return;
-      await this.options.jobs.enqueue<DeliveryJob>(tx, DELIVERY_QUEUE, [
-        { data: { deliveryId: row.id, attempt: job.attempt + 1 }, options: { startAfter: nextAttemptAt } },
-      ]);
-    };
-    // The common case (delivered, or no attempt left) is one statement; a retry is scheduled with it.
-    if (nextAttemptAt) await em.transactional(settle);
-    else await settle(em);
-    const outcome = result.ok ? 'succeeded' : nextAttemptAt ? 'retrying' : 'failed';
+  /** Makes the attempts the jobs name, except those made already or held by another instance. */
+  async deliver(batch: readonly DeliveryJob[]): Promise<void> {
+    const wanted = new Map<string, { attempt: number; manual: boolean }>();
+    for (const job of batch) {
+      for (const id of job.deliveryIds ?? (job.deliveryId ? [job.deliveryId] : [])) {
+        const seen = wanted.get(id);
+        wanted.set(id, { attempt: job.attempt, manual: (seen?.manual ?? false) || job.manual === true });
+      }
+    }
+    if (wanted.size === 0) return;
+    const em = this.options.orm.em.fork();
+    const rows = await CLAIM_DELIVERIES.run(em, [
+      [...wanted.keys()],
+      [...wanted.values()].map((w) => w.attempt),
+    ]);
+    const settlements = await Promise.all(
+      rows.map(async (row): Promise<Settlement> => {
+        const manual = wanted.get(row.id)?.manual === true;
+        const result = row.enabled
+          ? await this.#attempt(row)
+          : { ok: false, statusCode: null, durationMs: 0, excerpt: 'not sent: the endpoint is disabled' };
+        const retryIn =
+          result.ok || manual || !row.enabled ? undefined : this.options.retryScheduleSeconds[row.attempts];
+        const attemptedAt = this.options.clock.now();
+        return {
+          row,
+          attempt: row.attempts,
+          result,
+          status: result.ok ? 'succeeded' : retryIn === undefined ? 'failed' : 'pending',
+          nextAttemptAt: retryIn === undefined ? null : new Date(attemptedAt.getTime() + retryIn * 1000),
+          attemptedAt,
+        };
+      }),
+    );
+    if (settlements.length === 0) return;
+    const settled = new Set(
+      (
+        await SETTLE_ATTEMPTS.run(em, [
+          settlements.map((s) => s.row.id),
+          settlements.map((s) => s.attempt),
+          settlements.map((s) => s.status),
+          settlements.map((s) => s.nextAttemptAt),
+          settlements.map(() => newId('wha')),
+          settlements.map((s) => s.attemptedAt),
+          settlements.map((s) => s.result.statusCode),
+          settlements.map((s) => s.result.durationMs),
+          settlements.map((s) => s.result.excerpt),
+        ])
+      ).map((r) => r.id),
+    );
+    // Another run of the same job got there first for the others: its record stands, and it scheduled
+    // what follows. A retry whose job cannot be added now is found by the sweep.
+    const retries = settlements.filter((s) => s.nextAttemptAt && settled.has(s.row.id));
+    await this.options.jobs
+      .enqueueNow<DeliveryJob>(
+        DELIVERY_QUEUE,
+        retries.map((s) => ({
+          data: { deliveryIds: [s.row.id], attempt: s.attempt + 1 },
+          options: { startAfter: s.nextAttemptAt! },
+        })),
+      )
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, 'webhook retries not scheduled; the sweep sends them'),
+      );
+    for (const s of settlements) if (settled.has(s.row.id)) this.#report(s);
+  }
+
+  /** Hands the job queue the deliveries whose job was lost; how many. */
+  async sweep(): Promise<number> {
+    const em = this.options.orm.em.fork();
+    const lost = await LOST_DELIVERIES.run(em, [SWEEP_AFTER_SECONDS, SWEEP_LIMIT]);
+    if (lost.length === 0) return 0;
+    const byAttempt = new Map<number, string[]>();
+    for (const d of lost) byAttempt.set(d.attempts, [...(byAttempt.get(d.attempts) ?? []), d.id]);
+    const jobs = [];
+    for (const [attempt, ids] of byAttempt) {
+      for (let i = 0; i < ids.length; i += SWEPT_PER_JOB) {
+        jobs.push({ data: { deliveryIds: ids.slice(i, i + SWEPT_PER_JOB), attempt } });
+      }
+    }
+    await this.options.jobs.enqueueNow<DeliveryJob>(DELIVERY_QUEUE, jobs);
+    this.options.logger.warn({ deliveries: lost.length }, 'webhook deliveries without a job handed back');
+    return lost.length;
+  }
+
+  #report({ row, result, status, nextAttemptAt, attempt }: Settlement): void {
+    const outcome = result.ok ? 'succeeded' : status === 'pending' ? 'retrying' : 'failed';
     this.options.observe?.(outcome, result.durationMs / 1000);
     const line = {
       webhookId: row.event_id,
@@ -157,7 +272,7 @@ export class WebhookDispatcher {
       endpointId: row.endpoint_id,
       appId: row.app_id,
       type: row.type,
-      attempt: job.attempt + 1,
+      attempt: attempt + 1,
       status: result.statusCode,
       durationMs: result.durationMs,
       outcome,

@@ -171,7 +171,7 @@ export class WebhooksService {
       delivery.updatedAt = now;
       await em.flush();
       await this.jobs.enqueue<DeliveryJob>(em, DELIVERY_QUEUE, [
-        { data: { deliveryId: delivery.id, attempt: delivery.attempts, manual: true } },
+        { data: { deliveryIds: [delivery.id], attempt: delivery.attempts, manual: true } },
       ]);
       const [result] = await this.#withAttempts(em, [delivery]);
       return result!;
