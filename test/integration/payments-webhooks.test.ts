@@ -7,6 +7,7 @@ import {
   signedNotification,
   stripeFor,
 } from '../helpers/stripe-fixtures.js';
+import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * `POST /v1/webhooks/stripe`: signature checks on the raw body, each event applied exactly once (also
@@ -225,6 +226,103 @@ describe('Stripe notification receiver', () => {
       status: 'active',
       cancel_at_period_end: false,
     });
+  });
+
+  it('with a webhook endpoint, applies updates delivered 4 times each, concurrently and out of order, exactly once, each applied change announced once', async () => {
+    const receiver = await WebhookReceiver.start();
+    const created = await server.http
+      .post('/v1/webhook-endpoints')
+      .set('authorization', `Bearer ${app.apiKey}`)
+      .send({ url: `${receiver.url}/hooks` });
+    expect(created.status).toBe(201);
+    try {
+      const customerId = await newCustomer('update-dupes-endpoint@example.com');
+      const { completed, subscriptionId } = await payUndelivered(customerId);
+      const first = signedNotification(server, completed);
+      expect((await post(first.body, first.signature)).status).toBe(200);
+      const remote = await stripe.subscriptions.retrieve(subscriptionId);
+      const at = completed.created as number;
+      // Ten newer events alternating cancel_at_period_end; only the newest says unpaid, which ends the
+      // customer's entitlement to Pro.
+      const events = Array.from({ length: 10 }, (_, i) => ({
+        id: `evt_endpoint_dupes_${i}`,
+        object: 'event',
+        api_version: completed.api_version,
+        created: at + 10 + i,
+        data: {
+          object: { ...remote, cancel_at_period_end: i % 2 === 1, status: i === 9 ? 'unpaid' : 'active' },
+        },
+        livemode: false,
+        pending_webhooks: 1,
+        request: { id: null, idempotency_key: null },
+        type: 'customer.subscription.updated',
+      }));
+      const deliveries = events.flatMap((event) => Array(4).fill(signedNotification(server, event)));
+      for (let i = deliveries.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
+      }
+      const answers = await Promise.all(deliveries.map((d) => post(d.body, d.signature)));
+      expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
+      expect(
+        await count(
+          "select count(*) as n from processed_event where id like 'evt\\_endpoint\\_dupes\\_%'",
+          [],
+        ),
+      ).toBe(10);
+      expect(await subscriptionRow(subscriptionId)).toMatchObject({
+        status: 'unpaid',
+        cancel_at_period_end: true,
+      });
+      const tollgateId = (
+        await server.deps.orm.em
+          .fork()
+          .getConnection()
+          .execute<{ id: string }[]>('select id from subscription where stripe_subscription_id = ?', [
+            subscriptionId,
+          ])
+      )[0]!.id;
+      const ours = (r: { payload: { data: { id?: string } } }) =>
+        r.payload.data.id !== undefined && r.payload.data.id === tollgateId;
+      // Every applied change is one recorded subscription.updated, and each arrives once, signed.
+      const recorded = await count(
+        "select count(*) as n from webhook_event where type = 'subscription.updated' and body like ?",
+        [`%"id":"${tollgateId}"%`],
+      );
+      expect(recorded).toBeGreaterThanOrEqual(1);
+      expect(recorded).toBeLessThanOrEqual(10);
+      const updates = await eventually(() => {
+        const got = receiver.received.filter((r) => r.payload.type === 'subscription.updated' && ours(r));
+        return got.length === recorded ? got : undefined;
+      });
+      expect(new Set(updates.map((r) => r.headers['webhook-id'])).size).toBe(recorded);
+      for (const update of updates) expect(verify(created.body.secret, update)).toEqual(update.payload);
+      // The newest event is applied exactly once whatever the order: one update says unpaid, and the
+      // entitlement it ended is announced once.
+      expect(updates.filter((r) => r.payload.data.status === 'unpaid')).toHaveLength(1);
+      expect(updates.find((r) => r.payload.data.status === 'unpaid')!.payload.data).toMatchObject({
+        id: tollgateId,
+        customerId,
+        status: 'unpaid',
+        cancelAtPeriodEnd: true,
+        plan: { id: 'pro', name: 'Pro' },
+      });
+      const ended = await eventually(() => {
+        const got = receiver.of(
+          'entitlements.updated',
+          (d) => d.customerId === customerId && d.planName === null,
+        );
+        return got.length > 0 ? got : undefined;
+      });
+      expect(ended).toHaveLength(1);
+      expect(ended[0]!.payload.data).toEqual({ customerId, planName: null, features: {} });
+    } finally {
+      const removed = await server.http
+        .delete(`/v1/webhook-endpoints/${created.body.endpoint.id}`)
+        .set('authorization', `Bearer ${app.apiKey}`);
+      expect(removed.status).toBe(204);
+      await receiver.close();
+    }
   });
 
   it('keeps the subscription in sync with Stripe changes: plan, cancellation at period end, cancellation', async () => {
