@@ -22,8 +22,13 @@ export interface ListSnapshot {
   anchors: ListAnchor[];
 }
 
-/** A list of a million customers needs 100 anchors 10 000 apart; more than this are not kept. */
-const MAX_ANCHORS = 1_000;
+/**
+ * A list keeps about 200 anchors from its walks (see LIST_ANCHORS in customers.service.ts), walks from
+ * other starting points as many again; more are not kept. So the cache holds at most
+ * capacity × MAX_ANCHORS anchors of about 150 bytes: 60 MB if every entry were a huge list, in practice
+ * far less (a filtered list rarely has any).
+ */
+const MAX_ANCHORS = 400;
 
 /**
  * A small LRU of list snapshots with single-flight counting: while one request counts a key, the others
@@ -33,7 +38,7 @@ export class CustomerListCache {
   private readonly entries = new Map<string, ListSnapshot>();
   private readonly counting = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly capacity = 2_000) {}
+  constructor(private readonly capacity = 1_000) {}
 
   static key(appId: string, pattern: string | null): string {
     return pattern === null ? appId : `${appId}\u0000${pattern}`;

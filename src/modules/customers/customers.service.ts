@@ -28,8 +28,13 @@ import {
  */
 const NEAR_OFFSET = 10_000;
 
-/** A walk through the list remembers the position of every this-many-th row it passes. */
+/**
+ * A walk through the list remembers the position of every ANCHOR_STEP-th row it passes, or of fewer in
+ * a list so long that LIST_ANCHORS of them would not cover it (so a list keeps a few hundred anchors at
+ * most, and a walk from the nearest one passes at most half a step).
+ */
 const ANCHOR_STEP = 10_000;
+const LIST_ANCHORS = 200;
 
 /** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
 const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
@@ -45,6 +50,8 @@ const VERSION_SQL = '(select coalesce(sum(version), 0)::text from customer_count
  */
 interface Walk {
   readonly direction: 'older' | 'newer';
+  /** Every step-th row passed is returned as an anchor. */
+  readonly step: number;
   readonly from: ListAnchor | null;
   readonly start: number;
   readonly skip: number;
@@ -52,18 +59,20 @@ interface Walk {
 }
 
 /** The shortest walk to the page at `offset` of a list of `total` rows, given the remembered rows. */
-export function planWalk(total: number, anchors: readonly ListAnchor[], offset: number, limit: number): Walk {
+function planWalk(total: number, anchors: readonly ListAnchor[], offset: number, limit: number): Walk {
   const take = Math.max(0, Math.min(limit, total - offset));
-  if (take === 0) return { direction: 'older', from: null, start: 0, skip: 0, take: 0 };
-  let best: Walk = { direction: 'older', from: null, start: 0, skip: offset, take };
+  const step = Math.max(ANCHOR_STEP, Math.ceil(total / LIST_ANCHORS));
+  if (take === 0) return { direction: 'older', step, from: null, start: 0, skip: 0, take: 0 };
+  let best: Walk = { direction: 'older', step, from: null, start: 0, skip: offset, take };
   const consider = (walk: Walk) => {
     if (walk.skip < best.skip) best = walk;
   };
-  consider({ direction: 'newer', from: null, start: total - 1, skip: total - offset - take, take });
+  consider({ direction: 'newer', step, from: null, start: total - 1, skip: total - offset - take, take });
   for (const anchor of anchors) {
     if (anchor.position <= offset) {
       consider({
         direction: 'older',
+        step,
         from: anchor,
         start: anchor.position,
         skip: offset - anchor.position,
@@ -72,6 +81,7 @@ export function planWalk(total: number, anchors: readonly ListAnchor[], offset: 
     } else if (anchor.position >= offset + take) {
       consider({
         direction: 'newer',
+        step,
         from: anchor,
         start: anchor.position - 1,
         skip: anchor.position - offset - take,
@@ -184,7 +194,7 @@ export class CustomersService {
 
   /**
    * The total (kept or counted), then the page walked from the nearer end, in one read-only snapshot;
-   * both are remembered with the snapshot's version, with every ANCHOR_STEP-th row the walk passed.
+   * both are remembered with the snapshot's version, with the anchors the walk passed.
    */
   private countAndList(
     key: string,
@@ -243,8 +253,8 @@ export class CustomersService {
    * sort keys) then joined to their rows. With `expected`, the walk runs only when the snapshot's version
    * is `expected` (a one-time filter), as remembered rows belong to that version alone.
    *
-   * A walk passing ANCHOR_STEP rows or more goes from anchor to anchor: a recursive step skips to the
-   * ANCHOR_STEP-th row after the previous one (`offset` inside the index, as the plain walk would) and
+   * A walk passing `walk.step` rows or more goes from anchor to anchor: a recursive step skips to the
+   * step-th row after the previous one (`offset` inside the index, as the plain walk would) and
    * each row reached comes back as an anchor, so a first deep walk costs about what a plain offset does
    * and leaves a trail for later ones.
    */
@@ -258,7 +268,7 @@ export class CustomersService {
     const order = walk.direction === 'older' ? 'desc' : 'asc';
     const sort = `order by created_at ${order}, id ${order}`;
     const next = walk.direction === 'older' ? '<' : '>';
-    const hops = Math.floor(walk.skip / ANCHOR_STEP);
+    const hops = Math.floor(walk.skip / walk.step);
     const filter = pattern === null ? [] : [pattern];
     const filterSql = pattern === null ? '' : ' and email_lower like ?';
     // The first rows of the walk: from the remembered row (included when walking older, as it is the
@@ -283,13 +293,13 @@ export class CustomersService {
       params.push(appId, ...firstParams, walk.take, walk.skip);
     } else {
       sql = `with recursive hop(n, created_at, id) as (
-               (select 1, created_at, id from customer where app_id = ?${firstSql} ${sort} limit 1 offset ${ANCHOR_STEP - 1})
+               (select 1, created_at, id from customer where app_id = ?${firstSql} ${sort} limit 1 offset ${walk.step - 1})
                union all
                (select hop.n + 1, h.created_at, h.id
                   from hop cross join lateral (
                          select created_at, id from customer
                           where app_id = ?${filterSql} and (created_at, id) ${next} (hop.created_at, hop.id)
-                          ${sort} limit 1 offset ${ANCHOR_STEP - 1}) as h
+                          ${sort} limit 1 offset ${walk.step - 1}) as h
                  where hop.n < ?)),
              page as (
                select p.id, p.created_at, row_number() over (order by p.created_at ${order}, p.id ${order}) as n
@@ -299,7 +309,7 @@ export class CustomersService {
                          ${sort} limit ? offset ?) as p
                 where hop.n = ?)`;
       params.push(appId, ...firstParams, appId, ...filter, hops);
-      params.push(appId, ...filter, walk.take, walk.skip - hops * ANCHOR_STEP, hops);
+      params.push(appId, ...filter, walk.take, walk.skip - hops * walk.step, hops);
     }
     sql += `
       select v.version, x.kind, x.n, x.created_at::text as anchor_at, x.id as anchor_id, c.*
@@ -315,7 +325,7 @@ export class CustomersService {
     const page: { position: number; customer: Customer }[] = [];
     for (const { version: _, kind, n, anchor_at, anchor_id, ...row } of rows) {
       if (kind === 'hop' && anchor_at !== null && anchor_id !== null) {
-        anchors.push({ position: position(Number(n) * ANCHOR_STEP), createdAt: anchor_at, id: anchor_id });
+        anchors.push({ position: position(Number(n) * walk.step), createdAt: anchor_at, id: anchor_id });
       } else if (kind === 'page') {
         page.push({
           position: position(walk.skip + Number(n)),
