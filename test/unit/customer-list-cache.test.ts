@@ -1,5 +1,6 @@
 import { CustomerListCache, type ListAnchor } from '../../src/modules/customers/customer-list-cache.js';
 
+const count = (version: string, total: number) => ({ version, total, density: 1, ids: null });
 const anchor = (position: number): ListAnchor => ({
   position,
   createdAt: `t${position}`,
@@ -14,19 +15,19 @@ describe('CustomerListCache', () => {
 
   it('merges anchors of the same version and starts over for another version', () => {
     const cache = new CustomerListCache();
-    cache.store('k', '7', 100, [anchor(30), anchor(10)]);
-    cache.store('k', '7', 100, [anchor(20), anchor(10)]);
+    cache.store('k', count('7', 100), [anchor(30), anchor(10)]);
+    cache.store('k', count('7', 100), [anchor(20), anchor(10)]);
     expect(cache.get('k')?.anchors.map((a) => a.position)).toEqual([10, 20, 30]);
-    cache.store('k', '8', 101, [anchor(40)]);
-    expect(cache.get('k')).toEqual({ version: '8', total: 101, anchors: [anchor(40)] });
+    cache.store('k', count('8', 101), [anchor(40)]);
+    expect(cache.get('k')).toEqual({ ...count('8', 101), anchors: [anchor(40)] });
   });
 
   it('forgets the least recently used entry beyond its capacity', () => {
     const cache = new CustomerListCache(2);
-    cache.store('a', '1', 1, []);
-    cache.store('b', '1', 2, []);
+    cache.store('a', count('1', 1), []);
+    cache.store('b', count('1', 2), []);
     cache.get('a');
-    cache.store('c', '1', 3, []);
+    cache.store('c', count('1', 3), []);
     expect(cache.get('b')).toBeUndefined();
     expect(cache.get('a')?.total).toBe(1);
     expect(cache.get('c')?.total).toBe(3);

@@ -15,9 +15,17 @@ export interface ListAnchor {
   readonly id: string;
 }
 
-export interface ListSnapshot {
+/** What one count found, at one version. */
+export interface ListCount {
   readonly version: string;
   readonly total: number;
+  /** The share of the app's customers in the list (1 without a filter): how far a walk must go. */
+  readonly density: number;
+  /** Every id of a short filtered list, newest first; null for a longer one. */
+  readonly ids: readonly string[] | null;
+}
+
+export interface ListSnapshot extends ListCount {
   /** Sorted by position, no two at the same one. */
   anchors: ListAnchor[];
 }
@@ -58,9 +66,9 @@ export class CustomerListCache {
    * already known; another version replaces the entry (whichever request stored last wins, which is
    * fine: an entry is only ever used after its version is checked).
    */
-  store(key: string, version: string, total: number, anchors: readonly ListAnchor[]): void {
+  store(key: string, count: ListCount, anchors: readonly ListAnchor[]): void {
     const known = this.entries.get(key);
-    const entry: ListSnapshot = known && known.version === version ? known : { version, total, anchors: [] };
+    const entry: ListSnapshot = known && known.version === count.version ? known : { ...count, anchors: [] };
     if (anchors.length > 0) entry.anchors = mergeAnchors(entry.anchors, anchors);
     this.entries.delete(key);
     this.entries.set(key, entry);

@@ -36,6 +36,20 @@ const NEAR_OFFSET = 10_000;
 const ANCHOR_STEP = 10_000;
 const LIST_ANCHORS = 200;
 
+/**
+ * A filter matching at most this many customers has all their ids remembered: any page of it is then
+ * read by primary key, instead of through the trigram index on every request.
+ */
+const SHORT_LIST = 100;
+
+/**
+ * A filtered walk expected to pass at most this many index entries (its rows ÷ the filter's share of
+ * the app) goes through the list-order index, without sorting: a few milliseconds, where the planner,
+ * which does not know the share, may prefer fetching and sorting every trigram candidate (10 000 rows
+ * for a 1 % fragment of a million).
+ */
+const ORDERED_WALK = 100_000;
+
 /** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
 const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
 
@@ -90,6 +104,11 @@ function planWalk(total: number, anchors: readonly ListAnchor[], offset: number,
     }
   }
   return best;
+}
+
+/** Whether `walk` should go in list order: it passes few enough index entries at this density. */
+function isShortWalk(walk: Walk, density: number): boolean {
+  return density > 0 && (walk.skip + walk.take) / density <= ORDERED_WALK;
 }
 
 /** What one walk read: the version of its snapshot, the page (newest first) and the rows it passed. */
@@ -173,13 +192,17 @@ export class CustomersService {
     // new, and waiting longer would only add the other requests' counts to this one's.
     for (let attempt = 0; attempt < 3; attempt++) {
       const known = this.lists.get(key);
-      if (known) {
+      if (known?.ids) {
+        const read = await this.pageByIds(appId, known.ids.slice(offset, offset + limit), known.version);
+        if (read.version === known.version) return { data: read.data, total: known.total, limit, offset };
+      } else if (known) {
         const walk = planWalk(known.total, known.anchors, offset, limit);
-        const read = await this.inPlannedTransaction(pattern, null, (em) =>
+        const ordered = pattern !== null && isShortWalk(walk, known.density);
+        const read = await this.inPlannedTransaction(pattern, null, ordered, (em) =>
           this.walk(em, appId, pattern, walk, known.version),
         );
         if (read.version === known.version) {
-          if (read.anchors.length > 0) this.lists.store(key, known.version, known.total, read.anchors);
+          if (read.anchors.length > 0) this.lists.store(key, known, read.anchors);
           return { data: read.data, total: known.total, limit, offset };
         }
       }
@@ -193,8 +216,9 @@ export class CustomersService {
   }
 
   /**
-   * The total (kept or counted), then the page walked from the nearer end, in one read-only snapshot;
-   * both are remembered with the snapshot's version, with the anchors the walk passed.
+   * The total (kept or counted), then the page, in one read-only snapshot, remembered with the
+   * snapshot's version: a short filtered list whole (its ids), a longer one walked from the nearer end
+   * with the anchors the walk passed.
    */
   private countAndList(
     key: string,
@@ -203,19 +227,34 @@ export class CustomersService {
     limit: number,
     offset: number,
   ): Promise<Page<Customer>> {
-    return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, async (em) => {
+    return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
       const total =
         pattern === null
           ? COUNT_SQL
           : '(select count(*) from customer where app_id = ? and email_lower like ?)';
-      const [row] = await em.execute<{ version: string; total: string }[]>(
-        `select ${VERSION_SQL} as version, ${total} as total`,
-        pattern === null ? [appId, appId] : [appId, appId, pattern],
+      const [row] = await em.execute<{ version: string; total: string; app_total: string }[]>(
+        `select ${VERSION_SQL} as version, ${total} as total, ${COUNT_SQL} as app_total`,
+        pattern === null ? [appId, appId, appId] : [appId, appId, pattern, appId],
       );
       const version = row?.version ?? '0';
       const counted = Number(row?.total ?? 0);
-      const read = await this.walk(em, appId, pattern, planWalk(counted, [], offset, limit), null);
-      this.lists.store(key, version, counted, read.anchors);
+      const density = counted / Math.max(Number(row?.app_total ?? 0), counted, 1);
+      if (pattern !== null && counted <= SHORT_LIST) {
+        const rows = await em.execute<EntityDictionary<Customer>[]>(
+          `select * from customer where app_id = ? and email_lower like ? order by created_at desc, id desc`,
+          [appId, pattern],
+        );
+        const ids = rows.map((r) => r.id as string);
+        this.lists.store(key, { version, total: ids.length, density, ids }, []);
+        const data = rows.slice(offset, offset + limit).map((r) => em.map(Customer, r));
+        return { data, total: ids.length, limit, offset };
+      }
+      const walk = planWalk(counted, [], offset, limit);
+      if (pattern !== null && isShortWalk(walk, density)) {
+        await em.execute(`select set_config('enable_sort', 'off', true)`);
+      }
+      const read = await this.walk(em, appId, pattern, walk, null);
+      this.lists.store(key, { version, total: counted, density, ids: null }, read.anchors);
       return { data: read.data, total: counted, limit, offset };
     });
   }
@@ -225,12 +264,14 @@ export class CustomersService {
    * tuned for: a tenant's search reads that tenant's index entries only, never the whole table; and with
    * the app's entries in memory an index page costs about what a table page does, which is what lets the
    * planner prefer the covering index over the trigram bitmap's row rechecks for a common fragment. JIT
-   * compilation costs more than it saves on these queries. Without a filter and isolation, no
-   * transaction: the work is one statement.
+   * compilation costs more than it saves on these queries. `ordered`: no sort, so a walk goes in the
+   * list-order index (see ORDERED_WALK). Without a filter and isolation, no transaction: the work is one
+   * statement.
    */
   private inPlannedTransaction<T>(
     pattern: string | null,
     isolationLevel: IsolationLevel | null,
+    ordered: boolean,
     work: (em: EntityManager) => Promise<T>,
   ): Promise<T> {
     if (pattern === null && isolationLevel === null) return work(this.em);
@@ -239,13 +280,43 @@ export class CustomersService {
         if (pattern !== null) {
           await em.execute(
             `select set_config('enable_seqscan', 'off', true), set_config('random_page_cost', '1.1', true),
-                    set_config('jit', 'off', true)`,
+                    set_config('jit', 'off', true), set_config('enable_sort', ?, true)`,
+            [ordered ? 'off' : 'on'],
           );
         }
         return work(em);
       },
       isolationLevel === null ? {} : { isolationLevel, readOnly: true },
     );
+  }
+
+  /**
+   * One statement: the snapshot's write version and, only when it is `expected`, the customers `ids`
+   * (a page of a short list remembered whole) in that order.
+   */
+  private async pageByIds(
+    appId: string,
+    ids: readonly string[],
+    expected: string,
+  ): Promise<{ version: string; data: Customer[] }> {
+    const rows = await this.em.execute<
+      (Record<string, unknown> & { version: string; list_order: unknown })[]
+    >(
+      `select v.version, c.*
+         from (select ${VERSION_SQL} as version) as v
+         left join lateral (select customer.*, u.list_order
+                              from jsonb_array_elements_text(?::jsonb) with ordinality as u(id, list_order)
+                              join customer on customer.id = u.id and customer.app_id = ?
+                             where v.version = ?) as c on true
+        order by c.list_order`,
+      [appId, JSON.stringify(ids), appId, expected],
+    );
+    const data = rows
+      .filter((row) => row.id !== null)
+      .map(({ version: _, list_order: __, ...row }) =>
+        this.em.map(Customer, row as EntityDictionary<Customer>),
+      );
+    return { version: rows[0]?.version ?? '0', data };
   }
 
   /**
