@@ -6,13 +6,19 @@
  * seeds two apps of BENCH_CUSTOMERS customers each (default 1 000 000) with e-mails of known shares:
  * `user<n>@gmail.com` (89 %), `…@example.org` (10 %), `…@acme.io` (1 %), so `r99999` matches 11,
  * `acme` 1 %, `example` 10 % and `gmail` 89 % of an app. Before any figure, it asserts with EXPLAIN that
- * each list query uses the index it is meant to use at this size. Then, with autocannon over loopback
- * (BENCH_CONNECTIONS=10), in interleaved rounds (Tollgate, baseline, Tollgate, baseline…):
- *   1. Tollgate, the built code from dist/ (`npm run build` first), the whole middleware chain;
- *   2. a baseline: a minimal node:http server running the same SQL through `pg` (the same
- *      transaction, count and page queries), so the difference is Tollgate's own overhead.
- * It prints per request the median p50 over the rounds, the spread (min–max of the rounds' p50) and
- * throughput, with `/proc/loadavg` before and after. Then POST throughput: Tollgate with the
+ * each list query uses the index it is meant to use at this size.
+ * Then, per request:
+ *   - cold: one customer is inserted (the app's write version moves, so nothing Tollgate remembers about
+ *     the app's lists is valid), then one request alone to Tollgate and one to the baseline: what the
+ *     first request after a write costs (a count, a walk from an end);
+ *   - warm: with autocannon over loopback (BENCH_CONNECTIONS=10), in interleaved rounds (Tollgate,
+ *     baseline, Tollgate, baseline…), no writes: Tollgate answers from the totals and positions it
+ *     remembered for the app's version.
+ * Tollgate is the built code from dist/ (`npm run build` first), the whole middleware chain; the
+ * baseline is a minimal node:http server running the uncached SQL through `pg` (a count and a page on
+ * every request, the deep page from the nearer end), what every request cost before Tollgate remembered
+ * anything. It prints the cold times, and per request the median warm p50 over the rounds, the spread
+ * (min–max of the rounds' p50) and throughput, with `/proc/loadavg` before and after. Then POST throughput: Tollgate with the
  * count's insert trigger enabled and disabled, interleaved (the write path's cost of the count).
  * The database is dropped at the end, whatever happens.
  *
@@ -86,17 +92,22 @@ async function main() {
     const baseline = await startChild('baseline', url);
     const results = [];
     try {
-      for (const scenario of SCENARIOS) {
+      await once(tollgate.url, {}, apps[0].apiKey); // the process's own first request (connections, JIT)
+      await once(baseline.url, {}, apps[0].apiKey);
+      for (const [i, scenario] of SCENARIOS.entries()) {
         const runs = { tollgate: [], baseline: [] };
-        await run(tollgate.url, scenario.query, apps[0].apiKey, 1); // warm both (caches, buffers)
-        await run(baseline.url, scenario.query, apps[0].apiKey, 1);
+        const cold = await coldRequests(url, apps[0].appId, i, scenario, tollgate, baseline, apps[0].apiKey);
+        for (const app of apps) {
+          await run(tollgate.url, scenario.query, app.apiKey, 1); // warm both (caches, buffers)
+          await run(baseline.url, scenario.query, app.apiKey, 1);
+        }
         await sameAnswers(scenario, tollgate, baseline, apps[0].apiKey);
         for (let round = 0; round < ROUNDS; round++) {
           runs.tollgate.push(await run(tollgate.url, scenario.query, apps[round % 2].apiKey, DURATION));
           runs.baseline.push(await run(baseline.url, scenario.query, apps[round % 2].apiKey, DURATION));
         }
-        results.push({ scenario, runs });
-        printRow(scenario, runs);
+        results.push({ scenario, runs, cold });
+        printRow(scenario, runs, cold);
       }
     } finally {
       await stopChild(tollgate);
@@ -291,6 +302,39 @@ async function sameAnswers(scenario, tollgate, baseline, apiKey) {
   }
 }
 
+/** One request, alone; its time in ms. */
+async function once(target, query, apiKey) {
+  const started = performance.now();
+  const res = await fetch(`${target}/v1/customers?${new URLSearchParams({ limit: '20', ...query })}`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${res.status} from ${target}`);
+  return performance.now() - started;
+}
+
+/**
+ * The first request after a write: a customer matching none of the fragments is inserted (new version),
+ * then one request to each server, alone, with the load at that moment.
+ */
+async function coldRequests(url, appId, i, scenario, tollgate, baseline, apiKey) {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await db.query(`insert into customer (id, app_id, email, email_lower) values ($1, $2, $3, $3)`, [
+      `cus_cold_${i}_${randomBytes(6).toString('hex')}`,
+      appId,
+      `cold${i}@bench.invalid`,
+    ]);
+  } finally {
+    await db.end();
+  }
+  const load = loadavg().split(' ')[0];
+  const tollgateMs = await once(tollgate.url, scenario.query, apiKey);
+  const baselineMs = await once(baseline.url, scenario.query, apiKey);
+  return { tollgate: tollgateMs, baseline: baselineMs, load };
+}
+
 async function run(target, query, apiKey, duration) {
   const result = await autocannon({
     url: `${target}/v1/customers?${new URLSearchParams({ limit: '20', ...query })}`,
@@ -313,10 +357,10 @@ const median = (xs) => {
 const spread = (xs) => `${Math.min(...xs)}–${Math.max(...xs)}`;
 
 let headerPrinted = false;
-function printRow(scenario, runs) {
+function printRow(scenario, runs, cold) {
   if (!headerPrinted) {
     console.log(
-      `${'request'.padEnd(18)}${'Tollgate p50'.padStart(14)}${'(spread)'.padStart(14)}${'p99'.padStart(8)}` +
+      `${'request'.padEnd(18)}${'cold T / B (load)'.padStart(26)}${'warm p50'.padStart(12)}${'(spread)'.padStart(14)}${'p99'.padStart(8)}` +
         `${'req/s'.padStart(8)}   ${'baseline p50'.padStart(12)}${'(spread)'.padStart(14)}${'req/s'.padStart(8)}` +
         `${'not 200 (T/B)'.padStart(15)}`,
     );
@@ -325,7 +369,8 @@ function printRow(scenario, runs) {
   const t = runs.tollgate;
   const b = runs.baseline;
   const cells = [
-    `${median(t.map((r) => r.p50))} ms`.padStart(14),
+    `${cold.tollgate.toFixed(0)} / ${cold.baseline.toFixed(0)} ms (${cold.load})`.padStart(26),
+    `${median(t.map((r) => r.p50))} ms`.padStart(12),
     spread(t.map((r) => r.p50)).padStart(14),
     String(median(t.map((r) => r.p99))).padStart(8),
     median(t.map((r) => r.rps))

@@ -8,6 +8,7 @@ import { Migration20261123021638 } from './Migration20261123021638.js';
 import { Migration20261123041656 } from './Migration20261123041656.js';
 import { Migration20261123041750 } from './Migration20261123041750.js';
 import { Migration20261123042017 } from './Migration20261123042017.js';
+import { Migration20261125110500 } from './Migration20261125110500.js';
 import { Migration20261125112033 } from './Migration20261125112033.js';
 
 /**
@@ -24,5 +25,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123041656', class: Migration20261123041656 },
   { name: 'Migration20261123041750', class: Migration20261123041750 },
   { name: 'Migration20261123042017', class: Migration20261123042017 },
+  { name: 'Migration20261125110500', class: Migration20261125110500 },
   { name: 'Migration20261125112033', class: Migration20261125112033 },
 ];

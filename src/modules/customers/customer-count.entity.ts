@@ -10,6 +10,11 @@ import { App } from '../apps/app.entity.js';
  * An app's count is spread over shard rows (the writing backend picks one), so concurrent inserts into
  * one app do not queue on a single row; the app's total is the sum of its shards, and a shard alone
  * may be negative (deleted elsewhere than inserted).
+ *
+ * `version` is the app's write version, also a sum over its shards: the same upserts add 1 for every
+ * statement that changes which customers the app has or their list key or e-mail (see migration
+ * Migration20261125110500). It never decreases, so two snapshots reading the same sum see the same
+ * customers, and a count or list position remembered with it is exact while it lasts.
  */
 @Entity({ tableName: 'customer_count' })
 export class CustomerCount {
@@ -21,4 +26,7 @@ export class CustomerCount {
 
   @Property({ type: 'bigint' })
   n!: string;
+
+  @Property({ type: 'bigint', default: '0' })
+  version!: string;
 }

@@ -12,6 +12,7 @@ import { actingOnApp } from '../apps/app-rules.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Customer } from './customer.entity.js';
 import { presentCustomer } from './customer.presenter.js';
+import { CustomerListCache, type ListAnchor } from './customer-list-cache.js';
 import {
   assertMetadataLimits,
   createCustomerSchema,
@@ -22,12 +23,108 @@ import {
 
 /**
  * Up to this offset the unfiltered page is found from the newest end in one statement (an index-only
- * walk of at most this many entries, a few milliseconds); deeper, from the nearer end.
+ * walk of at most this many entries, a few milliseconds) with the total kept by the database; deeper,
+ * through the remembered positions (see CustomerListCache).
  */
 const NEAR_OFFSET = 10_000;
 
+/**
+ * A walk through the list remembers the position of every ANCHOR_STEP-th row it passes, or of fewer in
+ * a list so long that LIST_ANCHORS of them would not cover it (so a list keeps a few hundred anchors at
+ * most, and a walk from the nearest one passes at most half a step).
+ */
+const ANCHOR_STEP = 10_000;
+const LIST_ANCHORS = 200;
+
+/**
+ * A filter matching at most this many customers has all their ids remembered: any page of it is then
+ * read by primary key, instead of through the trigram index on every request.
+ */
+const SHORT_LIST = 100;
+
+/**
+ * A filtered walk expected to pass at most this many index entries (its rows ÷ the filter's share of
+ * the app) goes through the list-order index, without sorting: a few milliseconds, where the planner,
+ * which does not know the share, may prefer fetching and sorting every trigram candidate (10 000 rows
+ * for a 1 % fragment of a million).
+ */
+const ORDERED_WALK = 100_000;
+
 /** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
 const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
+
+/** The app's write version: never decreases, and changes with every write that can change a list. */
+const VERSION_SQL = '(select coalesce(sum(version), 0)::text from customer_count where app_id = ?)';
+
+/**
+ * How to reach a page: walk from an end of the list or from a remembered row, in one direction, passing
+ * `skip` rows and returning the next `take`. `older` walks newest first from `from` (included) or from
+ * the newest end; `newer` walks oldest first from the row after `from` or from the oldest end. `start`
+ * is the list position of the walk's first row.
+ */
+interface Walk {
+  readonly direction: 'older' | 'newer';
+  /** Every step-th row passed is returned as an anchor. */
+  readonly step: number;
+  readonly from: ListAnchor | null;
+  readonly start: number;
+  readonly skip: number;
+  readonly take: number;
+}
+
+/** The shortest walk to the page at `offset` of a list of `total` rows, given the remembered rows. */
+function planWalk(total: number, anchors: readonly ListAnchor[], offset: number, limit: number): Walk {
+  const take = Math.max(0, Math.min(limit, total - offset));
+  const step = Math.max(ANCHOR_STEP, Math.ceil(total / LIST_ANCHORS));
+  if (take === 0) return { direction: 'older', step, from: null, start: 0, skip: 0, take: 0 };
+  let best: Walk = { direction: 'older', step, from: null, start: 0, skip: offset, take };
+  const consider = (walk: Walk) => {
+    if (walk.skip < best.skip) best = walk;
+  };
+  consider({ direction: 'newer', step, from: null, start: total - 1, skip: total - offset - take, take });
+  for (const anchor of anchors) {
+    if (anchor.position <= offset) {
+      consider({
+        direction: 'older',
+        step,
+        from: anchor,
+        start: anchor.position,
+        skip: offset - anchor.position,
+        take,
+      });
+    } else if (anchor.position >= offset + take) {
+      consider({
+        direction: 'newer',
+        step,
+        from: anchor,
+        start: anchor.position - 1,
+        skip: anchor.position - offset - take,
+        take,
+      });
+    }
+  }
+  return best;
+}
+
+/** Whether `walk` should go in list order: it passes few enough index entries at this density. */
+function isShortWalk(walk: Walk, density: number): boolean {
+  return density > 0 && (walk.skip + walk.take) / density <= ORDERED_WALK;
+}
+
+/** What one walk read: the version of its snapshot, the page (newest first) and the rows it passed. */
+interface WalkResult {
+  readonly version: string;
+  readonly data: Customer[];
+  readonly anchors: ListAnchor[];
+}
+
+type WalkRow = Record<string, unknown> & {
+  version: string;
+  kind: 'hop' | 'page' | null;
+  n: string | number | null;
+  anchor_at: string | null;
+  anchor_id: string | null;
+};
 
 /** Longer ids cannot exist (ids are `cus_` + 32 characters); answering 404 at once spares a query. */
 const MAX_ID_LENGTH = 100;
@@ -48,97 +145,286 @@ export class CustomersService {
     private readonly events: OutboundEvents,
   ) {}
 
+  /** Filtered totals and list positions, per app and filter, each valid for one write version. */
+  private readonly lists = new CustomerListCache();
+
   private get em() {
     return this.orm.em;
   }
 
   /**
    * Newest first; `email` is a case-insensitive substring filter; `total` counts every match. The
-   * operator names the app (`scope`); an API key lists its own.
+   * operator names the app (`scope`); an API key lists its own. The total and the page always come from
+   * one snapshot, so they agree even while customers are created or deleted.
    *
-   * Without a filter the total is the app's count kept by the database (customer_count), a sum of a
-   * few rows. With a filter it is counted: exact counting is linear in the app's matches (see the
-   * README's performance section). The total and the page always come from one snapshot, so they
-   * agree even while customers are created or deleted.
-   *
-   * The page is found in `customer_app_id_created_at_id_index` alone (an index-only scan of the app's
-   * entries, e-mail included for the filter) and only its rows are read from the table.
+   * Without a filter the total is the app's count kept by the database (customer_count), a sum of a few
+   * rows, and a page up to NEAR_OFFSET is one index-only statement. A filtered total has to be counted
+   * (linear in the app's matches), and a deep page walked (linear in the offset): both are remembered
+   * with the app's write version and reused while it is unchanged (see `listRemembered`).
    */
   async listCustomers(principal: Principal, input: unknown, scope?: AppScope): Promise<Page<Customer>> {
     const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const { email, limit, offset } = parseInput(listCustomersSchema, input ?? {});
     if (email === undefined || email === '') {
-      if (offset <= NEAR_OFFSET) return this.listPage(this.em, appId, null, limit, offset, 'newest');
-      return this.listFromNearerEnd(appId, limit, offset);
+      if (offset <= NEAR_OFFSET) return this.listNewest(appId, limit, offset);
+      return this.listRemembered(appId, null, limit, offset);
     }
     // PostgreSQL's LIKE escape character is `\` by default, so the escaped fragment is matched literally.
-    const pattern = likeFragment(email.toLowerCase());
-    return this.em.transactional(async (em) => {
-      // A tenant's search reads that tenant's index entries only, never the whole table; and with the
-      // app's entries in memory an index page costs about what a table page does, which is what lets
-      // the planner prefer the covering index over the trigram bitmap's row rechecks for a common
-      // fragment. JIT compilation costs more than it saves on these queries.
-      await em.execute(
-        `select set_config('enable_seqscan', 'off', true), set_config('random_page_cost', '1.1', true),
-                set_config('jit', 'off', true)`,
-      );
-      return this.listPage(em, appId, pattern, limit, offset, 'newest');
-    });
+    return this.listRemembered(appId, likeFragment(email.toLowerCase()), limit, offset);
   }
 
   /**
-   * A deep page of the unfiltered list, found from whichever end of the app's index is nearer, so no
-   * offset walks more than half of the app. The direction needs the total first, so both statements
-   * run in one read-only snapshot.
+   * A page whose total and starting point come from what this instance remembers of the list at the
+   * app's current write version; on a miss, counted and walked once (`countAndList`), the others asking
+   * for the same list meanwhile waiting for that count instead of running their own.
+   *
+   * The remembered version is checked in the page's own statement (its snapshot), which returns no row
+   * of a walk whose version differs: a remembered total or position is never used for other customers.
    */
-  private listFromNearerEnd(appId: string, limit: number, offset: number): Promise<Page<Customer>> {
-    return this.em.transactional(
-      async (em) => {
-        const [row] = await em.execute<{ total: string }[]>(`select ${COUNT_SQL} as total`, [appId]);
-        const total = Number(row?.total ?? 0);
-        if (offset * 2 < total) return this.listPage(em, appId, null, limit, offset, 'newest');
-        if (offset >= total) return { data: [], total, limit, offset };
-        const page = await this.listPage(
-          em,
-          appId,
-          null,
-          Math.min(limit, total - offset),
-          Math.max(total - offset - limit, 0),
-          'oldest',
-        );
-        return { ...page, limit, offset };
-      },
-      { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true },
-    );
-  }
-
-  /**
-   * One statement: the total, and the page's ids found index-only then joined to their rows. Counted
-   * from `direction`'s end; the rows come back newest first either way.
-   */
-  private async listPage(
-    em: EntityManager,
+  private async listRemembered(
     appId: string,
     pattern: string | null,
     limit: number,
     offset: number,
-    direction: 'newest' | 'oldest',
   ): Promise<Page<Customer>> {
-    const order = direction === 'newest' ? 'desc' : 'asc';
-    const filter = pattern === null ? '' : ' and email_lower like ?';
-    const total = pattern === null ? COUNT_SQL : `(select count(*) from customer where app_id = ?${filter})`;
-    const rows = await em.execute<(Record<string, unknown> & { total: string })[]>(
-      `select t.total, c.*
-         from (select ${total} as total) as t
-         left join (select id, created_at from customer where app_id = ?${filter}
-                     order by created_at ${order}, id ${order} limit ? offset ?) as p on true
-         left join customer as c on c.id = p.id
-        order by p.created_at desc, p.id desc`,
-      pattern === null ? [appId, appId, limit, offset] : [appId, pattern, appId, pattern, limit, offset],
+    const key = CustomerListCache.key(appId, pattern);
+    // A count under way is waited for at most twice: under a steady stream of writes every version is
+    // new, and waiting longer would only add the other requests' counts to this one's.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const known = this.lists.get(key);
+      if (known?.ids) {
+        const read = await this.pageByIds(appId, known.ids.slice(offset, offset + limit), known.version);
+        if (read.version === known.version) return { data: read.data, total: known.total, limit, offset };
+      } else if (known) {
+        const walk = planWalk(known.total, known.anchors, offset, limit);
+        const ordered = pattern !== null && isShortWalk(walk, known.density);
+        const read = await this.inPlannedTransaction(pattern, null, ordered, (em) =>
+          this.walk(em, appId, pattern, walk, known.version),
+        );
+        if (read.version === known.version) {
+          if (read.anchors.length > 0) this.lists.store(key, known, read.anchors);
+          return { data: read.data, total: known.total, limit, offset };
+        }
+      }
+      const counting = this.lists.inFlight(key);
+      if (!counting || attempt === 2) {
+        return this.lists.lead(key, () => this.countAndList(key, appId, pattern, limit, offset));
+      }
+      await counting.catch(() => undefined);
+    }
+    return this.countAndList(key, appId, pattern, limit, offset);
+  }
+
+  /**
+   * The total (kept or counted), then the page, in one read-only snapshot, remembered with the
+   * snapshot's version: a short filtered list whole (its ids), a longer one walked from the nearer end
+   * with the anchors the walk passed.
+   */
+  private countAndList(
+    key: string,
+    appId: string,
+    pattern: string | null,
+    limit: number,
+    offset: number,
+  ): Promise<Page<Customer>> {
+    return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
+      const total =
+        pattern === null
+          ? COUNT_SQL
+          : '(select count(*) from customer where app_id = ? and email_lower like ?)';
+      const [row] = await em.execute<{ version: string; total: string; app_total: string }[]>(
+        `select ${VERSION_SQL} as version, ${total} as total, ${COUNT_SQL} as app_total`,
+        pattern === null ? [appId, appId, appId] : [appId, appId, pattern, appId],
+      );
+      const version = row?.version ?? '0';
+      const counted = Number(row?.total ?? 0);
+      const density = counted / Math.max(Number(row?.app_total ?? 0), counted, 1);
+      if (pattern !== null && counted <= SHORT_LIST) {
+        const rows = await em.execute<EntityDictionary<Customer>[]>(
+          `select * from customer where app_id = ? and email_lower like ? order by created_at desc, id desc`,
+          [appId, pattern],
+        );
+        const ids = rows.map((r) => r.id as string);
+        this.lists.store(key, { version, total: ids.length, density, ids }, []);
+        const data = rows.slice(offset, offset + limit).map((r) => em.map(Customer, r));
+        return { data, total: ids.length, limit, offset };
+      }
+      const walk = planWalk(counted, [], offset, limit);
+      if (pattern !== null && isShortWalk(walk, density)) {
+        await em.execute(`select set_config('enable_sort', 'off', true)`);
+      }
+      const read = await this.walk(em, appId, pattern, walk, null);
+      this.lists.store(key, { version, total: counted, density, ids: null }, read.anchors);
+      return { data: read.data, total: counted, limit, offset };
+    });
+  }
+
+  /**
+   * `work` in a transaction; with an e-mail filter, under the planner settings the filter's queries are
+   * tuned for: a tenant's search reads that tenant's index entries only, never the whole table; and with
+   * the app's entries in memory an index page costs about what a table page does, which is what lets the
+   * planner prefer the covering index over the trigram bitmap's row rechecks for a common fragment. JIT
+   * compilation costs more than it saves on these queries. `ordered`: no sort, so a walk goes in the
+   * list-order index (see ORDERED_WALK). Without a filter and isolation, no transaction: the work is one
+   * statement.
+   */
+  private inPlannedTransaction<T>(
+    pattern: string | null,
+    isolationLevel: IsolationLevel | null,
+    ordered: boolean,
+    work: (em: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    if (pattern === null && isolationLevel === null) return work(this.em);
+    return this.em.transactional(
+      async (em) => {
+        if (pattern !== null) {
+          await em.execute(
+            `select set_config('enable_seqscan', 'off', true), set_config('random_page_cost', '1.1', true),
+                    set_config('jit', 'off', true), set_config('enable_sort', ?, true)`,
+            [ordered ? 'off' : 'on'],
+          );
+        }
+        return work(em);
+      },
+      isolationLevel === null ? {} : { isolationLevel, readOnly: true },
+    );
+  }
+
+  /**
+   * One statement: the snapshot's write version and, only when it is `expected`, the customers `ids`
+   * (a page of a short list remembered whole) in that order.
+   */
+  private async pageByIds(
+    appId: string,
+    ids: readonly string[],
+    expected: string,
+  ): Promise<{ version: string; data: Customer[] }> {
+    const rows = await this.em.execute<
+      (Record<string, unknown> & { version: string; list_order: unknown })[]
+    >(
+      `select v.version, c.*
+         from (select ${VERSION_SQL} as version) as v
+         left join lateral (select customer.*, u.list_order
+                              from jsonb_array_elements_text(?::jsonb) with ordinality as u(id, list_order)
+                              join customer on customer.id = u.id and customer.app_id = ?
+                             where v.version = ?) as c on true
+        order by c.list_order`,
+      [appId, JSON.stringify(ids), appId, expected],
     );
     const data = rows
       .filter((row) => row.id !== null)
-      .map(({ total: _, ...row }) => em.map(Customer, row as EntityDictionary<Customer>));
+      .map(({ version: _, list_order: __, ...row }) =>
+        this.em.map(Customer, row as EntityDictionary<Customer>),
+      );
+    return { version: rows[0]?.version ?? '0', data };
+  }
+
+  /**
+   * One statement: the snapshot's write version and the page `walk` leads to, found index-only (ids and
+   * sort keys) then joined to their rows. With `expected`, the walk runs only when the snapshot's version
+   * is `expected` (a one-time filter), as remembered rows belong to that version alone.
+   *
+   * A walk passing `walk.step` rows or more goes from anchor to anchor: a recursive step skips to the
+   * step-th row after the previous one (`offset` inside the index, as the plain walk would) and
+   * each row reached comes back as an anchor, so a first deep walk costs about what a plain offset does
+   * and leaves a trail for later ones.
+   */
+  private async walk(
+    em: EntityManager,
+    appId: string,
+    pattern: string | null,
+    walk: Walk,
+    expected: string | null,
+  ): Promise<WalkResult> {
+    const order = walk.direction === 'older' ? 'desc' : 'asc';
+    const sort = `order by created_at ${order}, id ${order}`;
+    const next = walk.direction === 'older' ? '<' : '>';
+    const hops = Math.floor(walk.skip / walk.step);
+    const filter = pattern === null ? [] : [pattern];
+    const filterSql = pattern === null ? '' : ' and email_lower like ?';
+    // The first rows of the walk: from the remembered row (included when walking older, as it is the
+    // row at `start`) or from the end; only in a snapshot of the expected version.
+    let firstSql = filterSql;
+    const firstParams: unknown[] = [...filter];
+    if (walk.from !== null) {
+      firstSql += ` and (created_at, id) ${walk.direction === 'older' ? '<=' : '>'} (?::timestamptz, ?)`;
+      firstParams.push(walk.from.createdAt, walk.from.id);
+    }
+    if (expected !== null) {
+      firstSql += ` and ${VERSION_SQL} = ?`;
+      firstParams.push(appId, expected);
+    }
+    const params: unknown[] = [];
+    let sql: string;
+    if (hops === 0) {
+      sql = `with page as (
+               select p.id, p.created_at, row_number() over (order by p.created_at ${order}, p.id ${order}) as n
+                 from (select id, created_at from customer where app_id = ?${firstSql} ${sort} limit ? offset ?) as p),
+             hop as (select 0 as n, null::timestamptz as created_at, null::text as id where false)`;
+      params.push(appId, ...firstParams, walk.take, walk.skip);
+    } else {
+      sql = `with recursive hop(n, created_at, id) as (
+               (select 1, created_at, id from customer where app_id = ?${firstSql} ${sort} limit 1 offset ${walk.step - 1})
+               union all
+               (select hop.n + 1, h.created_at, h.id
+                  from hop cross join lateral (
+                         select created_at, id from customer
+                          where app_id = ?${filterSql} and (created_at, id) ${next} (hop.created_at, hop.id)
+                          ${sort} limit 1 offset ${walk.step - 1}) as h
+                 where hop.n < ?)),
+             page as (
+               select p.id, p.created_at, row_number() over (order by p.created_at ${order}, p.id ${order}) as n
+                 from hop cross join lateral (
+                        select id, created_at from customer
+                         where app_id = ?${filterSql} and (created_at, id) ${next} (hop.created_at, hop.id)
+                         ${sort} limit ? offset ?) as p
+                where hop.n = ?)`;
+      params.push(appId, ...firstParams, appId, ...filter, hops);
+      params.push(appId, ...filter, walk.take, walk.skip - hops * walk.step, hops);
+    }
+    sql += `
+      select v.version, x.kind, x.n, x.created_at::text as anchor_at, x.id as anchor_id, c.*
+        from (select ${VERSION_SQL} as version) as v
+        left join lateral (select 'hop' as kind, n, created_at, id from hop
+                           union all select 'page', n, created_at, id from page) as x on true
+        left join lateral (select * from customer where x.kind = 'page' and customer.id = x.id) as c on true`;
+    params.push(appId);
+    const rows = await em.execute<WalkRow[]>(sql, params);
+    // The walk's k-th row (from 1) is at list position start ± (k − 1).
+    const position = (k: number) => (walk.direction === 'older' ? walk.start + k - 1 : walk.start - k + 1);
+    const anchors: ListAnchor[] = [];
+    const page: { position: number; customer: Customer }[] = [];
+    for (const { version: _, kind, n, anchor_at, anchor_id, ...row } of rows) {
+      if (kind === 'hop' && anchor_at !== null && anchor_id !== null) {
+        anchors.push({ position: position(Number(n) * walk.step), createdAt: anchor_at, id: anchor_id });
+      } else if (kind === 'page') {
+        page.push({
+          position: position(walk.skip + Number(n)),
+          customer: em.map(Customer, row as EntityDictionary<Customer>),
+        });
+      }
+    }
+    page.sort((x, y) => x.position - y.position);
+    return { version: rows[0]?.version ?? '0', data: page.map((p) => p.customer), anchors };
+  }
+
+  /**
+   * One statement: the total kept by the database, and the page's ids found index-only from the newest
+   * end then joined to their rows.
+   */
+  private async listNewest(appId: string, limit: number, offset: number): Promise<Page<Customer>> {
+    const rows = await this.em.execute<(Record<string, unknown> & { total: string })[]>(
+      `select t.total, c.*
+         from (select ${COUNT_SQL} as total) as t
+         left join (select id, created_at from customer where app_id = ?
+                     order by created_at desc, id desc limit ? offset ?) as p on true
+         left join customer as c on c.id = p.id
+        order by p.created_at desc, p.id desc`,
+      [appId, appId, limit, offset],
+    );
+    const data = rows
+      .filter((row) => row.id !== null)
+      .map(({ total: _, ...row }) => this.em.map(Customer, row as EntityDictionary<Customer>));
     return { data, total: Number(rows[0]?.total ?? 0), limit, offset };
   }
 
