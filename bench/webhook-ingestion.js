@@ -91,8 +91,12 @@ async function main() {
       }
     }
     console.log(`load after:  ${loadavg()}\n`);
-    if (receiver)
-      console.log(`outbound events received by the app's endpoint: ${await receiver.ask('count')}\n`);
+    let outboxHeld = true;
+    if (receiver) {
+      const outbox = await checkOutbox(url, receiver);
+      outboxHeld = outbox.held;
+      console.log(`outbound events: ${outbox.summary}\n`);
+    }
     let ok = true;
     for (const kind of ['tollgate', 'baseline']) {
       const failures = await checkExactlyOnce(url, kind, sent[kind]);
@@ -114,9 +118,10 @@ async function main() {
     const rate = median(results.tollgate.map((r) => r.rate));
     const ratio = rate / median(results.baseline.map((r) => r.rate));
     console.log(`\nratio (Tollgate / baseline events/s): ${ratio.toFixed(2)}`);
-    const met = ok && rate >= TARGET;
+    const met = ok && outboxHeld && rate >= TARGET;
     console.log(
-      `target (Tollgate ≥ ${TARGET} events/s, exactly-once, every delivery 200): ${met ? 'met' : 'NOT met'}`,
+      `target (Tollgate ≥ ${TARGET} events/s, exactly-once, every delivery 200` +
+        `${receiver ? ', every outbound event received once' : ''}): ${met ? 'met' : 'NOT met'}`,
     );
     process.exitCode = met ? 0 : 1;
   } finally {
@@ -346,6 +351,45 @@ async function deliver(target, deliveries) {
 }
 
 /** What exactly-once requires after every round: each id recorded once, each subscription at its newest event. */
+/**
+ * With the outbox: waits (up to 60 s) for every recorded delivery to settle, then checks that each
+ * succeeded and that the receiver got each event exactly once (as many requests as distinct webhook-ids
+ * as recorded events).
+ */
+async function checkOutbox(url, receiver) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 60_000;
+    let row;
+    for (;;) {
+      ({
+        rows: [row],
+      } = await client.query(
+        `select (select count(*) from webhook_event)::int as events,
+                (select count(*) from webhook_delivery where status = 'succeeded')::int as succeeded,
+                (select count(*) from webhook_delivery where status <> 'succeeded')::int as unsettled`,
+      ));
+      if (row.unsettled === 0 || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const got = await receiver.ask('count');
+    const held =
+      row.unsettled === 0 &&
+      row.succeeded === row.events &&
+      got.count === row.events &&
+      got.distinct === row.events;
+    return {
+      held,
+      summary:
+        `${row.events} recorded, ${row.succeeded} delivered, ${row.unsettled} not (yet); the receiver got ` +
+        `${got.count} requests with ${got.distinct} distinct webhook-ids: ${held ? 'each exactly once' : 'NOT each exactly once'}`,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
 async function checkExactlyOnce(url, kind, sent) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -456,15 +500,17 @@ async function serveTollgate(url) {
 /** Child: the app's webhook receiver (BENCH_OUTBOX), answering 200 and counting. */
 function serveReceiver() {
   let count = 0;
+  const ids = new Set();
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       count += 1;
+      ids.add(req.headers['webhook-id']);
       res.writeHead(204).end();
     });
   });
   server.listen(0, '127.0.0.1', () => {
-    process.on('message', () => process.send(count));
+    process.on('message', () => process.send({ count, distinct: ids.size }));
     process.send(`http://127.0.0.1:${server.address().port}`);
   });
   process.on('SIGTERM', () => process.exit(0));
