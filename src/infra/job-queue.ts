@@ -103,14 +103,9 @@ export class JobQueue {
     name: string,
     jobs: readonly { data: T; options?: EnqueueOptions }[],
   ): Promise<void> {
-    if (jobs.length === 0) return;
-    await this.#boss.insert(
-      name,
-      jobs.map((job) => ({ data: job.data, ...job.options })),
-      // pg-boss's statements use `$1` placeholders, so they go to the driver through the Kysely
-      // connection MikroORM runs on (its own `execute` would rewrite `?` placeholders instead).
-      { db: fromKysely(em.getTransactionContext() ?? em.getConnection().getClient()) },
-    );
+    // pg-boss's statements use `$1` placeholders, so they go to the driver through the Kysely
+    // connection MikroORM runs on (its own `execute` would rewrite `?` placeholders instead).
+    await this.#insert(name, jobs, fromKysely(em.getTransactionContext() ?? em.getConnection().getClient()));
   }
 
   /**
@@ -122,10 +117,19 @@ export class JobQueue {
     name: string,
     jobs: readonly { data: T; options?: EnqueueOptions }[],
   ): Promise<void> {
+    await this.#insert(name, jobs);
+  }
+
+  async #insert<T extends object>(
+    name: string,
+    jobs: readonly { data: T; options?: EnqueueOptions }[],
+    db?: ReturnType<typeof fromKysely>,
+  ): Promise<void> {
     if (jobs.length === 0) return;
     await this.#boss.insert(
       name,
       jobs.map((job) => ({ data: job.data, ...job.options })),
+      db ? { db } : undefined,
     );
   }
 
@@ -139,24 +143,14 @@ export class JobQueue {
     options: WorkerOptions,
     handler: (batch: readonly T[]) => Promise<void>,
   ): Promise<void> {
-    if (!this.#workers) throw new Error('this job queue was opened without workers');
-    await this.#boss.work<T>(
-      name,
-      {
-        batchSize: options.batchSize ?? 1,
-        localConcurrency: options.concurrency ?? 1,
-        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-        burstWhenBatchFull: options.burstWhenBatchFull ?? false,
-      },
-      async (batch: Job<T>[]) => {
-        try {
-          await handler(batch.map((job) => job.data));
-        } catch (error) {
-          this.#logger.warn({ err: error, queue: name }, 'job batch failed; the queue retries it');
-          throw error;
-        }
-      },
-    );
+    await this.#work<T>(name, options, async (batch) => {
+      try {
+        await handler(batch.map((job) => job.data));
+      } catch (error) {
+        this.#logger.warn({ err: error, queue: name }, 'job batch failed; the queue retries it');
+        throw error;
+      }
+    });
   }
 
   /**
@@ -164,6 +158,25 @@ export class JobQueue {
    * queue's retries. Delivery is at least once: a job can run again after a crash or a failed batch.
    */
   async work<T extends object>(name: string, options: WorkerOptions, handler: JobHandler<T>): Promise<void> {
+    await this.#work<T>(name, options, async (batch) => {
+      // The jobs of a batch run side by side; one that fails fails the batch, whose jobs the queue
+      // then runs again, so handlers must tolerate a second run of a job that already succeeded.
+      const outcomes = await Promise.allSettled(
+        batch.map((job) => handler(job.data, { id: job.id, retryCount: job.retryCount })),
+      );
+      const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+      if (failure) {
+        this.#logger.warn({ err: failure.reason, queue: name }, 'job failed; the queue retries it');
+        throw failure.reason;
+      }
+    });
+  }
+
+  async #work<T extends object>(
+    name: string,
+    options: WorkerOptions,
+    handler: (batch: Job<T>[]) => Promise<void>,
+  ): Promise<void> {
     if (!this.#workers) throw new Error('this job queue was opened without workers');
     await this.#boss.work<T>(
       name,
@@ -173,18 +186,7 @@ export class JobQueue {
         pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
         burstWhenBatchFull: options.burstWhenBatchFull ?? false,
       },
-      async (batch: Job<T>[]) => {
-        // The jobs of a batch run side by side; one that fails fails the batch, whose jobs the queue
-        // then runs again, so handlers must tolerate a second run of a job that already succeeded.
-        const outcomes = await Promise.allSettled(
-          batch.map((job) => handler(job.data, { id: job.id, retryCount: job.retryCount })),
-        );
-        const failure = outcomes.find((outcome) => outcome.status === 'rejected');
-        if (failure) {
-          this.#logger.warn({ err: failure.reason, queue: name }, 'job failed; the queue retries it');
-          throw failure.reason;
-        }
-      },
+      handler,
     );
   }
 

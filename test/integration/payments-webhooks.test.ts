@@ -88,6 +88,40 @@ async function subscriptionRow(stripeSubscriptionId: string) {
   return rows[0];
 }
 
+/**
+ * Ten `customer.subscription.updated` events newer than `completed`, alternating cancel_at_period_end,
+ * the newest with `newestStatus`; each delivered 4 times, all at once in a shuffled order. Returns the
+ * events and the answers.
+ */
+async function deliverTenUpdatesFourTimes(
+  completed: { [key: string]: unknown },
+  remote: Stripe.Subscription,
+  prefix: string,
+  newestStatus: string,
+) {
+  const at = completed.created as number;
+  const events = Array.from({ length: 10 }, (_, i) => ({
+    id: `${prefix}${i}`,
+    object: 'event',
+    api_version: completed.api_version,
+    created: at + 10 + i,
+    data: {
+      object: { ...remote, cancel_at_period_end: i % 2 === 1, status: i === 9 ? newestStatus : 'active' },
+    },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type: 'customer.subscription.updated',
+  }));
+  const deliveries = events.flatMap((event) => Array(4).fill(signedNotification(server, event)));
+  for (let i = deliveries.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
+  }
+  const answers = await Promise.all(deliveries.map((d) => post(d.body, d.signature)));
+  return { events, answers };
+}
+
 describe('Stripe notification receiver', () => {
   it('refuses a missing signature with 400 and stores nothing', async () => {
     const customerId = await newCustomer('nosig@example.com');
@@ -178,28 +212,14 @@ describe('Stripe notification receiver', () => {
     const first = signedNotification(server, completed);
     expect((await post(first.body, first.signature)).status).toBe(200);
     const remote = await stripe.subscriptions.retrieve(subscriptionId);
-    const at = completed.created as number;
     // Ten newer events (alternating cancel_at_period_end; the newest says past_due), plus one of the
     // same second as the newest, whose state Tollgate must read from Stripe rather than trust.
-    const events = Array.from({ length: 10 }, (_, i) => ({
-      id: `evt_update_dupes_${i}`,
-      object: 'event',
-      api_version: completed.api_version,
-      created: at + 10 + i,
-      data: {
-        object: { ...remote, cancel_at_period_end: i % 2 === 1, status: i === 9 ? 'past_due' : 'active' },
-      },
-      livemode: false,
-      pending_webhooks: 1,
-      request: { id: null, idempotency_key: null },
-      type: 'customer.subscription.updated',
-    }));
-    const deliveries = events.flatMap((event) => Array(4).fill(signedNotification(server, event)));
-    for (let i = deliveries.length - 1; i > 0; i--) {
-      const j = Math.floor(Math.random() * (i + 1));
-      [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
-    }
-    const answers = await Promise.all(deliveries.map((d) => post(d.body, d.signature)));
+    const { events, answers } = await deliverTenUpdatesFourTimes(
+      completed,
+      remote,
+      'evt_update_dupes_',
+      'past_due',
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
     expect(
       await count("select count(*) as n from processed_event where id like 'evt\\_update\\_dupes\\_%'", []),
@@ -241,28 +261,14 @@ describe('Stripe notification receiver', () => {
       const first = signedNotification(server, completed);
       expect((await post(first.body, first.signature)).status).toBe(200);
       const remote = await stripe.subscriptions.retrieve(subscriptionId);
-      const at = completed.created as number;
       // Ten newer events alternating cancel_at_period_end; only the newest says unpaid, which ends the
       // customer's entitlement to Pro.
-      const events = Array.from({ length: 10 }, (_, i) => ({
-        id: `evt_endpoint_dupes_${i}`,
-        object: 'event',
-        api_version: completed.api_version,
-        created: at + 10 + i,
-        data: {
-          object: { ...remote, cancel_at_period_end: i % 2 === 1, status: i === 9 ? 'unpaid' : 'active' },
-        },
-        livemode: false,
-        pending_webhooks: 1,
-        request: { id: null, idempotency_key: null },
-        type: 'customer.subscription.updated',
-      }));
-      const deliveries = events.flatMap((event) => Array(4).fill(signedNotification(server, event)));
-      for (let i = deliveries.length - 1; i > 0; i--) {
-        const j = Math.floor(Math.random() * (i + 1));
-        [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
-      }
-      const answers = await Promise.all(deliveries.map((d) => post(d.body, d.signature)));
+      const { answers } = await deliverTenUpdatesFourTimes(
+        completed,
+        remote,
+        'evt_endpoint_dupes_',
+        'unpaid',
+      );
       expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
       expect(
         await count(
