@@ -248,6 +248,36 @@ describe('Stripe notification receiver', () => {
     });
   });
 
+  it('records no subscription or entitlement event when the only endpoint takes other types', async () => {
+    const created = await server.http
+      .post('/v1/webhook-endpoints')
+      .set('authorization', `Bearer ${app.apiKey}`)
+      .send({ url: 'http://127.0.0.1:9/never', events: ['customer.created'] });
+    expect(created.status).toBe(201);
+    try {
+      const customerId = await newCustomer('other-types-only@example.com');
+      const { completed, subscriptionId } = await payUndelivered(customerId);
+      const first = signedNotification(server, completed);
+      expect((await post(first.body, first.signature)).status).toBe(200);
+      const remote = await stripe.subscriptions.retrieve(subscriptionId);
+      const { answers } = await deliverTenUpdatesFourTimes(completed, remote, 'evt_other_types_', 'unpaid');
+      expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
+      expect(await subscriptionRow(subscriptionId)).toMatchObject({ status: 'unpaid' });
+      expect(
+        await count(
+          `select count(*) as n from webhook_event
+            where app_id = ? and (type like 'subscription.%' or type = 'entitlements.updated')`,
+          [app.appId],
+        ),
+      ).toBe(0);
+    } finally {
+      const removed = await server.http
+        .delete(`/v1/webhook-endpoints/${created.body.endpoint.id}`)
+        .set('authorization', `Bearer ${app.apiKey}`);
+      expect(removed.status).toBe(204);
+    }
+  });
+
   it('with a webhook endpoint, applies updates delivered 4 times each, concurrently and out of order, exactly once, each applied change announced once', async () => {
     const receiver = await WebhookReceiver.start();
     const created = await server.http

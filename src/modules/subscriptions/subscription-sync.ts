@@ -296,7 +296,8 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
 /**
  * Applies a change worked out from the row at `version` (xmin: any write to the row gives it a new one),
  * with its event id and its outbound events, in one statement: the row is locked only if it is still that
- * version, and everything else is written only if it was.
+ * version, and everything else is written only if it was. An event no enabled endpoint takes is not
+ * written (as `OutboundEvents.record` does).
  */
 const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids: string[] }>(
   'tollgate_apply_provider_change_with_events',
@@ -329,6 +330,9 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
     select e.id, v.app_id, e.type, e.body, v.at
       from v, unnest(v.event_ids, v.event_types, v.event_bodies) as e(id, type, body)
      where exists (select 1 from applied)
+       and exists (select 1 from webhook_endpoint p
+                    where p.app_id = v.app_id and p.enabled
+                      and (p.events = '[]'::jsonb or p.events @> jsonb_build_array(e.type)))
     returning id, app_id, type, created_at
   ), deliveries as (
     insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
