@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OutboundEvents, PlannedEvent } from '../webhooks/outbound-events.js';
-import type { WebhookEventType } from '../webhooks/webhook-event-types.js';
 import type { BillingContext } from './billing-context.js';
 import { type EntitledPlan, loadEntitledPlan } from './entitled-plan.js';
 import { ENTITLING_STATUSES, type Subscription } from './subscription.entity.js';
@@ -10,18 +9,12 @@ import {
   presentSubscriptionRow,
   type SubscriptionView,
 } from './subscription.presenter.js';
+import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
 import {
   applyProviderChangeWithEvents,
   type PendingProviderChange,
   type SubscriptionRow,
 } from './subscription-sync.js';
-
-const TYPES: readonly WebhookEventType[] = [
-  'subscription.created',
-  'subscription.updated',
-  'subscription.canceled',
-  'entitlements.updated',
-];
 
 /** A change under way; `done` records its events once the subscription holds its new state. */
 export interface SubscriptionChange {
@@ -63,7 +56,8 @@ export class SubscriptionEvents {
     owner: BillingContext,
     before: Subscription | null,
   ): Promise<SubscriptionChange> {
-    if (!(await this.events.wants(em, owner.appId, TYPES))) return NOTHING_TO_RECORD;
+    if (!(await this.events.wants(em, owner.appId, SUBSCRIPTION_CHANGE_EVENT_TYPES)))
+      return NOTHING_TO_RECORD;
     const view = before ? presentSubscription(before) : null;
     const state = before ? { status: before.status, planId: before.plan.id } : null;
     return {

@@ -5,6 +5,7 @@ import type { Features } from '../plans/plan.entity.js';
 import { Plan } from '../plans/plan.entity.js';
 import { type EntitledPlan, entitledPlanIdSql } from './entitled-plan.js';
 import type { Subscription } from './subscription.entity.js';
+import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
 import { statusFromProvider } from './subscription-transitions.js';
 
 /**
@@ -215,6 +216,9 @@ function entitled(plan: { name: string; features: Features } | null): EntitledPl
   return plan ? { planName: plan.name, features: plan.features } : { planName: null, features: {} };
 }
 
+/** The types a subscription change records, as a PostgreSQL array literal (they hold no quote or comma). */
+const SQL_EVENT_TYPES = `{${SUBSCRIPTION_CHANGE_EVENT_TYPES.join(',')}}`;
+
 /** The plan a subscription is on after an event naming `price`: the app's plan at that price, else its own. */
 const PLAN_AFTER = (s: string, price: string) => `coalesce(
   (select p.id from plan p
@@ -235,7 +239,7 @@ function entitledOfOwner(overrideId: string, status: string, planId: string): st
 
 /**
  * `target` locks the row (no key update: foreign keys pointing at it are not blocked) and tells whether its
- * app has enabled webhook endpoints; `recorded` inserts the id when the row exists, unless the event is of
+ * app has an enabled webhook endpoint taking a type a subscription change records; `recorded` inserts the id when the row exists, unless the event is of
  * the subscription's newest second, or is newer for an app with endpoints (whose change is made with its
  * events, below); `applied` copies the state onto the row when the id was new and the event is newer
  * (re-checked on the row's latest version after a lock wait). `seen` tells a same-second duplicate already
@@ -248,7 +252,10 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
   `
   with target as (
     select t.*, t.xmin::text as version,
-           exists (select 1 from webhook_endpoint e where e.app_id = t.app_id and e.enabled) as wants_events
+           exists (select 1 from webhook_endpoint e
+                    where e.app_id = t.app_id and e.enabled
+                      and (e.events = '[]'::jsonb or jsonb_exists_any(e.events, '${SQL_EVENT_TYPES}'::text[])))
+             as wants_events
       from subscription t where t.stripe_subscription_id = ? for no key update of t
   ), params as (
     select ?::bigint as created, ?::text as event_id, ?::text as event_type, ?::text as status, ?::text as price
