@@ -54,6 +54,8 @@ export interface Config {
     readonly secretKey: string;
     /** Seconds to wait before each retry after the first, immediate attempt (Standard Webhooks' schedule). */
     readonly retryScheduleSeconds: readonly number[];
+    /** Days a settled event is kept with its deliveries and attempts before it is deleted; 0: for ever. */
+    readonly retentionDays: number;
   };
   /** Background jobs (src/infra/job-queue.ts). */
   readonly jobQueue: {
@@ -223,6 +225,7 @@ const envSchema = z.object({
     .string()
     .regex(/^\d+(,\d+)*$/, 'WEBHOOK_RETRY_SCHEDULE must be seconds separated by commas, e.g. 5,300,1800')
     .default('5,300,1800,7200,18000,36000,36000'),
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   JOB_QUEUE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'JOB_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier')
@@ -326,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       secretKey: e.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_SECRET_KEY,
       retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
+      retentionDays: e.WEBHOOK_RETENTION_DAYS,
     },
     jobQueue: {
       schema: e.JOB_QUEUE_SCHEMA,

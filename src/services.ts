@@ -176,6 +176,7 @@ export function createServices(deps: Deps): Services {
       secrets,
       guard: new AddressGuard(deps.webhookResolver ?? systemResolver, !deps.config.production),
       retryScheduleSeconds: deps.config.webhooks.retryScheduleSeconds,
+      retentionDays: deps.config.webhooks.retentionDays,
       httpsOnly: deps.config.production,
       observe: metrics?.outboundAttempt,
     }),

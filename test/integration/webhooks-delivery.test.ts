@@ -315,3 +315,76 @@ describe('several instances', () => {
     }
   });
 });
+
+describe('retention', () => {
+  it('deletes settled events older than the retention with their deliveries and attempts, and keeps pending and recent ones', async () => {
+    const server = await startTestServer({ env: { WEBHOOK_RETENTION_DAYS: '30' } });
+    try {
+      const { appId, apiKey } = await server.createApp();
+      const endpoint = await endpointFor(server, apiKey, `${receiver.url}/retention`);
+      const sql = server.deps.orm.em.fork().getConnection();
+      const marker = randomBytes(6).toString('hex');
+      /** An event `ageDays` old with one delivery in `status` and one attempt. */
+      const event = async (name: string, ageDays: number, status: 'succeeded' | 'failed' | 'pending') => {
+        const id = `msg_${marker}${name}`;
+        const at = `now() - interval '${ageDays} days'`;
+        await sql.execute(
+          `insert into webhook_event (id, app_id, type, body, created_at) values (?, ?, 'customer.updated', '{}', ${at})`,
+          [id, appId],
+        );
+        await sql.execute(
+          `insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
+             values (?, ?, ?, ?, 1, ${status === 'pending' ? `${at} + interval '1 year'` : 'null'}, ${at}, ${at})`,
+          [`whd_${marker}${name}`, id, endpoint.id, status],
+        );
+        await sql.execute(
+          `insert into webhook_attempt (id, delivery_id, attempted_at, status_code, duration_ms, excerpt)
+             values (?, ?, ${at}, 500, 3, 'no')`,
+          [`wha_${marker}${name}`, `whd_${marker}${name}`],
+        );
+        return id;
+      };
+      const oldSucceeded = await event('a', 31, 'succeeded');
+      const oldFailed = await event('b', 45, 'failed');
+      const oldPending = await event('c', 40, 'pending');
+      const recent = await event('d', 29, 'succeeded');
+
+      expect(await server.services.webhookDispatcher.purge()).toBe(2);
+      const left = await sql.execute<{ id: string }[]>(
+        'select id from webhook_event where id like ? order by id',
+        [`msg\\_${marker}%`],
+      );
+      expect(left.map((r) => r.id)).toEqual([oldPending, recent]);
+      const orphans = await sql.execute<{ n: string }[]>(
+        `select (select count(*) from webhook_delivery where event_id in (?, ?))
+              + (select count(*) from webhook_attempt where delivery_id in (?, ?)) as n`,
+        [oldSucceeded, oldFailed, `whd_${marker}a`, `whd_${marker}b`],
+      );
+      expect(orphans[0]!.n).toBe('0');
+      expect(await server.services.webhookDispatcher.purge()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('keeps every event with a retention of 0', async () => {
+    const server = await startTestServer({ env: { WEBHOOK_RETENTION_DAYS: '0' } });
+    try {
+      const { appId } = await server.createApp();
+      const sql = server.deps.orm.em.fork().getConnection();
+      const id = `msg_${randomBytes(6).toString('hex')}`;
+      await sql.execute(
+        `insert into webhook_event (id, app_id, type, body, created_at) values (?, ?, 'customer.updated', '{}', now() - interval '400 days')`,
+        [id, appId],
+      );
+      expect(await server.services.webhookDispatcher.purge()).toBe(0);
+      const left = await sql.execute<{ n: string }[]>(
+        'select count(*) as n from webhook_event where id = ?',
+        [id],
+      );
+      expect(left[0]!.n).toBe('1');
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -9,6 +9,7 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
  */
 @Entity({ tableName: 'webhook_event' })
 @Index({ properties: ['app', 'createdAt'] })
+@Index({ properties: ['createdAt'] })
 export class WebhookEvent {
   @PrimaryKey({ type: 'text' })
   id!: string;

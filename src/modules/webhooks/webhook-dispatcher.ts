@@ -37,6 +37,8 @@ export interface DispatcherOptions {
   readonly guard: AddressGuard;
   /** Seconds before each retry after the first attempt; its length is the number of retries. */
   readonly retryScheduleSeconds: readonly number[];
+  /** Days a settled event is kept before `purge` deletes it; 0 keeps every event. */
+  readonly retentionDays?: number;
   /** Only https URLs are delivered to (production). */
   readonly httpsOnly: boolean;
   readonly observe?: OutboundAttemptObserver;
@@ -125,6 +127,31 @@ const SETTLE_ATTEMPTS = new PreparedStatement<{ id: string }>(
   returning delivery_id as id`,
 );
 
+/** The queue of the hourly purge of settled events past their retention. */
+export const RETENTION_QUEUE = 'webhook-retention';
+/** Events deleted per statement, and statements per purge at most (the next purge takes the rest). */
+const PURGE_BATCH = 5000;
+const PURGE_BATCHES = 20;
+
+/**
+ * Events older than the retention whose deliveries are all settled (none pending), oldest first; their
+ * deliveries and attempts go with them (foreign keys on delete cascade).
+ */
+const PURGE_EVENTS = new PreparedStatement<{ id: string }>(
+  'tollgate_purge_webhook_events',
+  `
+  with old as (
+    select e.id from webhook_event e
+     where e.created_at < now() - make_interval(days => ?)
+       and not exists (select 1 from webhook_delivery d where d.event_id = e.id and d.status = 'pending')
+     order by e.created_at
+     limit ?
+       for update skip locked
+  )
+  delete from webhook_event w using old where w.id = old.id
+  returning w.id`,
+);
+
 /** Pending deliveries long past due and not held by a live claim: their job was lost. */
 const LOST_DELIVERIES = new PreparedStatement<{ id: string; attempts: number }>(
   'tollgate_lost_webhook_deliveries',
@@ -176,6 +203,31 @@ export class WebhookDispatcher {
       await this.sweep();
     });
     await jobs.schedule(SWEEP_QUEUE, '* * * * *');
+    await jobs.define(RETENTION_QUEUE, { policy: 'exclusive', expireInSeconds: 3600, retryLimit: 0 });
+    await jobs.work(RETENTION_QUEUE, {}, async () => {
+      await this.purge();
+    });
+    if (this.options.retentionDays) await jobs.schedule(RETENTION_QUEUE, '41 * * * *');
+    else await jobs.unschedule(RETENTION_QUEUE);
+  }
+
+  /**
+   * Deletes the events older than the retention whose deliveries are all settled, with their deliveries
+   * and attempts; how many. Nothing with a retention of 0.
+   */
+  async purge(): Promise<number> {
+    const days = this.options.retentionDays ?? 0;
+    if (days === 0) return 0;
+    const em = this.options.orm.em.fork();
+    let purged = 0;
+    for (let batch = 0; batch < PURGE_BATCHES; batch++) {
+      const deleted = await PURGE_EVENTS.run(em, [days, PURGE_BATCH]);
+      purged += deleted.length;
+      if (deleted.length < PURGE_BATCH) break;
+    }
+    if (purged > 0)
+      this.options.logger.info({ events: purged, retentionDays: days }, 'webhook events purged');
+    return purged;
   }
 
   /** Makes the attempts the jobs name, except those made already or held by another instance. */
