@@ -130,6 +130,47 @@ describe('the unfiltered total', () => {
     await db.query('rollback');
     expect(await listedTotal(a.apiKey)).toBe(151);
   });
+
+  it('gives each session a counter shard of its own, so open inserts into one app never wait on each other', async () => {
+    const app = await server.createApp();
+    const sessions = Array.from(
+      { length: 10 },
+      () => new pg.Client({ connectionString: process.env.TEST_DATABASE_URL }),
+    );
+    await Promise.all(sessions.map((c) => c.connect()));
+    try {
+      // The first session's first write is rolled back: it loses its remembered shard, not the count.
+      await sessions[0]!.query('begin');
+      await sessions[0]!.query(
+        `insert into customer (id, app_id, email, email_lower) values ($1, $2, 'undone@x.example', 'undone@x.example')`,
+        [`cus_undone_${randomBytes(6).toString('hex')}`, app.appId],
+      );
+      await sessions[0]!.query('rollback');
+      // Ten transactions each insert and stay open until all have inserted: a session waiting on
+      // another's counter row would fail here after lock_timeout instead of waiting for a commit.
+      await Promise.all(
+        sessions.map(async (c, i) => {
+          await c.query('begin');
+          await c.query(`set local lock_timeout = '2s'`);
+          await c.query(`insert into customer (id, app_id, email, email_lower) values ($1, $2, $3, $3)`, [
+            `cus_open${i}_${randomBytes(6).toString('hex')}`,
+            app.appId,
+            `open${i}@x.example`,
+          ]);
+        }),
+      );
+      await Promise.all(sessions.map((c) => c.query('commit')));
+    } finally {
+      await Promise.all(sessions.map((c) => c.end()));
+    }
+    const { rows } = await db.query<{ shards: number }>(
+      'select count(*)::int as shards from customer_count where app_id = $1 and n <> 0',
+      [app.appId],
+    );
+    expect(rows[0]!.shards).toBe(10);
+    expect(await listedTotal(app.apiKey)).toBe(10);
+    expect(await counted(app.appId)).toBe(10);
+  });
 });
 
 describe('on a database of its own (TRUNCATE empties every app)', () => {

@@ -7,9 +7,10 @@ import { App } from '../apps/app.entity.js';
  * The database keeps it, not our code: rows an operator inserts, deletes, copies or truncates with plain
  * SQL are counted too, in the same transaction as the change.
  *
- * An app's count is spread over shard rows (the writing backend picks one), so concurrent inserts into
- * one app do not queue on a single row; the app's total is the sum of its shards, and a shard alone
- * may be negative (deleted elsewhere than inserted).
+ * An app's count is spread over shard rows, one per writing database session (claimed by the session,
+ * see migration Migration20261125120000), so concurrent inserts into one app do not queue on a single
+ * row; the app's total is the sum of its shards, and a shard alone may be negative (deleted elsewhere
+ * than inserted).
  *
  * `version` is the app's write version, also a sum over its shards: the same upserts add 1 for every
  * statement that changes which customers the app has or their list key or e-mail (see migration

@@ -2,7 +2,7 @@ import type { TriggerDef } from '@mikro-orm/core';
 
 /**
  * The triggers that keep `customer_count` exact (the functions they call are created by migration
- * Migration20261123020903). Statement-level with transition tables: one counter write per statement
+ * Migration20261123020903 and last replaced by Migration20261125120000). Statement-level with transition tables: one counter write per statement
  * and app, whatever the number of rows, so a bulk INSERT … SELECT or COPY costs one upsert, and a
  * TRUNCATE (which fires no row trigger) still empties the counts. The TRUNCATE trigger is created by the
  * migration only: information_schema.triggers, which the schema diff reads, never lists one.
