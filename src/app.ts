@@ -7,7 +7,6 @@ import {
   ApolloServerPluginLandingPageDisabled,
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
@@ -20,6 +19,7 @@ import { createGraphQLContext, type GraphQLContext } from './graphql/context.js'
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
+import { graphqlHttpHandler } from './graphql/http.js';
 import { inputValuesPlugin } from './graphql/input-values.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { createResolverContainer, getSchema } from './graphql-schema.js';
@@ -219,12 +219,10 @@ export async function createHttpApp(
   await apollo.start();
   shareConnectionsPerRequest(await connectionPool(deps.orm));
   const resolvers = createResolverContainer(services);
-  const graphql = expressMiddleware(apollo, {
-    context: async ({ req, res }) => {
-      const context = createGraphQLContext(req, resolvers);
-      responses.set(context.log, res);
-      return context;
-    },
+  const graphql = graphqlHttpHandler(apollo, async ({ req, res }) => {
+    const context = createGraphQLContext(req, resolvers);
+    responses.set(context.log, res);
+    return context;
   });
   // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
   // Apollo with a capped share of the connection pool.
