@@ -14,13 +14,19 @@ function sink() {
 }
 
 class Holder {
-  constructor(readonly token: string | undefined, readonly label: string) {}
+  constructor(
+    readonly token: string | undefined,
+    readonly label: string,
+  ) {}
 }
 
 /** What each case logs, through a logger's `info` and through a child bound to `bindings`. */
 const cases: Array<{ bindings?: Record<string, unknown>; object?: unknown; msg?: string }> = [
   { object: { req: { id: 'r1', method: 'GET', url: '/v1/x' }, res: { statusCode: 200 }, responseTime: 1 } },
-  { object: { res: { statusCode: 503 }, outage: { reason: 'database_unavailable' } }, msg: 'request completed' },
+  {
+    object: { res: { statusCode: 503 }, outage: { reason: 'database_unavailable' } },
+    msg: 'request completed',
+  },
   { object: { req: { headers: { authorization: 'Bearer tg_sk_x', cookie: 'a=b', host: 'h' } } } },
   { object: { res: { headers: { 'set-cookie': 'sid=1', 'content-type': 'x' } } } },
   { object: { call: { token: 'tg_st_1', apiKey: 'tg_sk_2', other: 1 }, list: [{ token: 'nested' }] } },
