@@ -21,6 +21,8 @@
  * BENCH_COMPARE=<dir> also starts a second Tollgate from <dir>/dist (another build of this repository,
  * e.g. a copy of dist/ made before a change, beside a package.json and a node_modules link) and measures
  * every Tollgate path on both, interleaved in the same rounds: rows of the second one end in `@B`.
+ * BENCH_COMPARE_NODE_FLAGS="--flag …" runs that second Tollgate (this build, without BENCH_COMPARE) with
+ * those Node/V8 flags, to measure what a flag costs.
  *
  *   node bench/hot-paths.js   # BENCH_ROUNDS=3 BENCH_DURATION=5 BENCH_CONNECTIONS=10 BENCH_CUSTOMERS=1000
  *                             # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=… BENCH_PATHS=apiKey,graphql
@@ -43,7 +45,12 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 1000);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const COMPARE = process.env.BENCH_COMPARE ? path.resolve(process.env.BENCH_COMPARE) : undefined;
+const COMPARE_FLAGS = process.env.BENCH_COMPARE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+const COMPARE = process.env.BENCH_COMPARE
+  ? path.resolve(process.env.BENCH_COMPARE)
+  : COMPARE_FLAGS.length > 0
+    ? ROOT
+    : undefined;
 const dist = (p, root = ROOT) => pathToFileURL(path.join(root, 'dist', 'src', p)).href;
 /** USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on every Linux architecture Node runs on. */
 const CLOCK_TICKS = 100;
@@ -70,7 +77,7 @@ async function main() {
     );
     console.log(`load before: ${loadavg()}\n`);
     const tollgate = await start('tollgate', url);
-    const compared = COMPARE ? await start('tollgate', url, COMPARE) : undefined;
+    const compared = COMPARE ? await start('tollgate', url, COMPARE, COMPARE_FLAGS) : undefined;
     const baseline = await start('baseline', url);
     servers.push(tollgate, baseline, ...(compared ? [compared] : []));
     const tollgatePaths = (server) => ({
@@ -301,16 +308,18 @@ function run(spec, duration) {
 }
 
 /**
- * Starts one server in a child process (Tollgate from `root`'s dist/); `rss` reads its resident memory
+ * Starts one server in a child process (Tollgate from `root`'s dist/, with Node `flags`); `rss` reads its resident memory
  * (kB), `cpu` the CPU time it has used (ms), `stop` ends it.
  */
-async function start(kind, url, root = ROOT) {
+async function start(kind, url, root = ROOT, flags = []) {
   const child = fork(fileURLToPath(import.meta.url), [`--serve-${kind}`, url, root], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    execArgv:
-      process.env.BENCH_PROFILE_DIR && kind === 'tollgate'
+    execArgv: [
+      ...flags,
+      ...(process.env.BENCH_PROFILE_DIR && kind === 'tollgate'
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
-        : [],
+        : []),
+    ],
   });
   // A bench stopped early (Ctrl-C, a closed pipe) must not leave its servers running.
   const orphan = () => child.kill('SIGKILL');
