@@ -8,7 +8,13 @@ import {
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { RequestContext } from '@mikro-orm/core';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { pinoHttp } from 'pino-http';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
@@ -123,15 +129,15 @@ export async function createHttpApp(
 
   if (deps.metrics) app.get('/metrics', metricsHandler(deps.metrics, deps.config));
 
-  app.use(serviceIndexRouter(deps.config));
+  app.use(readOnly(serviceIndexRouter(deps.config)));
 
   // Development only: production requires SMTP_URL, and the guard keeps the mailbox off even if that changes.
   if (deps.mailer instanceof DevMailbox && !deps.config.production) {
     app.use('/dev', noteMount, devMailboxRouter(deps.mailer));
   }
 
-  if (deps.config.graphql.graphiql) app.use(graphiqlRouter());
-  app.use(dashboardRouter());
+  if (deps.config.graphql.graphiql) app.use(readOnly(graphiqlRouter()));
+  app.use(readOnly(dashboardRouter()));
 
   // One EntityManager fork per request, for REST and GraphQL alike.
   app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
@@ -240,6 +246,18 @@ export async function createHttpApp(
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, apollo };
+}
+
+/**
+ * A router whose routes are all GET, entered only by the methods it can answer (GET, HEAD, and OPTIONS,
+ * which Express answers from GET routes). Any other request walked through each such router for nothing,
+ * allocating on the way: a POST to /graphql passed three.
+ */
+function readOnly(router: RequestHandler): RequestHandler {
+  return (req, res, next) =>
+    req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS'
+      ? router(req, res, next)
+      : next();
 }
 
 /** Notes a database outage that failed a GraphQL field on the response, for its access-log line. */
