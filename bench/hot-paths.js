@@ -15,8 +15,18 @@
  *   apiKey and authSession ≥ 2/3 of session's throughput; p99 < 5 ms for those three; graphql ≥ 3/4 of
  *   apiKey's (the same check over REST with the same credential).
  *
+ * Each row also shows the Tollgate process's CPU time per request (user + system, from /proc), which moves
+ * far less than throughput when other work shares the machine.
+ *
+ * BENCH_COMPARE=<dir> also starts a second Tollgate from <dir>/dist (another build of this repository,
+ * e.g. a copy of dist/ made before a change, beside a package.json and a node_modules link) and measures
+ * every Tollgate path on both, interleaved in the same rounds: rows of the second one end in `@B`.
+ * BENCH_COMPARE_NODE_FLAGS="--flag …" runs that second Tollgate (this build, without BENCH_COMPARE) with
+ * those Node/V8 flags, to measure what a flag costs.
+ *
  *   node bench/hot-paths.js   # BENCH_ROUNDS=3 BENCH_DURATION=5 BENCH_CONNECTIONS=10 BENCH_CUSTOMERS=1000
- *                             # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=…
+ *                             # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=… BENCH_PATHS=apiKey,graphql
+ *                             # BENCH_COMPARE=…
  */
 import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -24,7 +34,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import 'reflect-metadata';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -34,12 +44,21 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 1000);
-const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const COMPARE_FLAGS = process.env.BENCH_COMPARE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+const COMPARE = process.env.BENCH_COMPARE
+  ? path.resolve(process.env.BENCH_COMPARE)
+  : COMPARE_FLAGS.length > 0
+    ? ROOT
+    : undefined;
+const dist = (p, root = ROOT) => pathToFileURL(path.join(root, 'dist', 'src', p)).href;
+/** USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS = 100;
 const CHECK =
   'query Check($customerId: ID) { checkEntitlement(feature: "sso", customerId: $customerId) { feature allowed value } }';
 
 const mode = process.argv[2];
-if (mode === '--serve-tollgate') await serveTollgate(process.argv[3]);
+if (mode === '--serve-tollgate') await serveTollgate(process.argv[3], process.argv[4]);
 else if (mode === '--serve-baseline') await serveBaseline(process.argv[3]);
 else await main();
 
@@ -58,53 +77,67 @@ async function main() {
     );
     console.log(`load before: ${loadavg()}\n`);
     const tollgate = await start('tollgate', url);
+    const compared = COMPARE ? await start('tollgate', url, COMPARE, COMPARE_FLAGS) : undefined;
     const baseline = await start('baseline', url);
-    servers.push(tollgate, baseline);
-    const paths = {
-      session: { target: tollgate.target, ...sessionCheck(seeded) },
-      apiKey: { target: tollgate.target, ...apiKeyCheck(seeded) },
-      authSession: { target: tollgate.target, ...authSession(seeded) },
-      graphql: { target: tollgate.target, ...graphqlCheck(seeded) },
-      baseline: { target: baseline.target, ...sessionCheck(seeded) },
-    };
+    servers.push(tollgate, baseline, ...(compared ? [compared] : []));
+    const tollgatePaths = (server) => ({
+      session: { server, ...sessionCheck(seeded) },
+      apiKey: { server, ...apiKeyCheck(seeded) },
+      authSession: { server, ...authSession(seeded) },
+      graphql: { server, ...graphqlCheck(seeded) },
+    });
+    const paths = { ...tollgatePaths(tollgate), baseline: { server: baseline, ...sessionCheck(seeded) } };
     // BENCH_PATHS=apiKey,graphql measures only those (e.g. while profiling one of them).
     const only = process.env.BENCH_PATHS?.split(',');
     if (only) for (const kind of Object.keys(paths)) if (!only.includes(kind)) delete paths[kind];
+    if (compared) {
+      for (const [kind, spec] of Object.entries(tollgatePaths(compared)))
+        if (paths[kind]) paths[`${kind}@B`] = spec;
+    }
     for (const [kind, spec] of Object.entries(paths)) await verify(kind, spec);
     const results = Object.fromEntries(Object.keys(paths).map((k) => [k, []]));
     for (let round = 0; round <= ROUNDS; round++) {
       for (const [kind, spec] of Object.entries(paths)) {
+        const cpuBefore = spec.server.cpu();
         const result = await run(spec, round === 0 ? 2 : DURATION);
+        const cpuUs = ((spec.server.cpu() - cpuBefore) * 1e3) / Math.max(1, result.requests.total);
         const bad = result.non2xx + result.errors + result.timeouts;
         if (round > 0)
           results[kind].push({
             rps: result.requests.average,
             p50: result.latency.p50,
             p99: result.latency.p99,
+            cpuUs,
             bad,
           });
         console.log(
-          `${round === 0 ? 'warm-up' : `round ${round}`}  ${kind.padEnd(12)}${result.requests.average.toFixed(0).padStart(7)} req/s` +
-            `   p50 ${result.latency.p50} ms   p99 ${result.latency.p99} ms   (${result.requests.total} requests, ${bad} not 200)`,
+          `${round === 0 ? 'warm-up' : `round ${round}`}  ${kind.padEnd(14)}${result.requests.average.toFixed(0).padStart(7)} req/s` +
+            `   p50 ${result.latency.p50} ms   p99 ${result.latency.p99} ms   CPU ${cpuUs.toFixed(0)} µs/req` +
+            `   (${result.requests.total} requests, ${bad} not 200)`,
         );
       }
     }
     const rss = await tollgate.rss();
     console.log(`load after:  ${loadavg()}\nTollgate RSS after the load: ${(rss / 1024).toFixed(0)} MB\n`);
     const med = {};
-    console.log('path          req/s median (spread)     p50 median   p99 median (spread)');
+    console.log(
+      'path            req/s median (spread)     p50 median   p99 median (spread)   CPU µs/req median (spread)',
+    );
     for (const [kind, rows] of Object.entries(results)) {
       med[kind] = { rps: median(rows.map((r) => r.rps)), p99: median(rows.map((r) => r.p99)) };
       console.log(
-        `${kind.padEnd(13)} ${med[kind].rps.toFixed(0).padStart(6)} (${spread(rows.map((r) => r.rps))})`.padEnd(
-          38,
+        `${kind.padEnd(15)} ${med[kind].rps.toFixed(0).padStart(6)} (${spread(rows.map((r) => r.rps))})`.padEnd(
+          40,
         ) +
           `${median(rows.map((r) => r.p50))
             .toFixed(1)
             .padStart(6)} ms   ${med[kind].p99.toFixed(1).padStart(6)} ms (${spread(
             rows.map((r) => r.p99),
             1,
-          )})`,
+          )})`.padEnd(35) +
+          `${median(rows.map((r) => r.cpuUs))
+            .toFixed(0)
+            .padStart(6)} (${spread(rows.map((r) => r.cpuUs))})`,
       );
     }
     const ratio = (a, b) => (med[a] && med[b] ? med[a].rps / med[b].rps : Number.NaN);
@@ -114,15 +147,23 @@ async function main() {
       'graphql / apiKey (REST)': [ratio('graphql', 'apiKey'), 3 / 4],
       'session / baseline': [ratio('session', 'baseline'), 0],
     };
+    const comparison = compared
+      ? Object.fromEntries(
+          Object.keys(results)
+            .filter((kind) => kind.endsWith('@B'))
+            .map((b) => [`${b.slice(0, -2)} / ${b}`, [ratio(b.slice(0, -2), b), 0]]),
+        )
+      : {};
+    Object.assign(ratios, comparison);
     let met = true;
     console.log('');
     for (const [what, [value, target]] of Object.entries(ratios)) {
       console.log(
-        `${what.padEnd(24)} ${value.toFixed(2)}${target ? `   (target ≥ ${target.toFixed(2)})` : ''}`,
+        `${what.padEnd(30)} ${value.toFixed(2)}${target ? `   (target ≥ ${target.toFixed(2)})` : ''}`,
       );
       if (!(value >= target)) met = false;
     }
-    if (only) met = false;
+    if (only || compared) met = false;
     for (const kind of ['session', 'apiKey', 'authSession'])
       if (!med[kind] || med[kind].p99 >= 5) met = false;
     if (Object.values(results).some((rows) => rows.some((r) => r.bad > 0))) met = false;
@@ -232,10 +273,11 @@ function graphqlCheck({ apiKeys, customers }) {
 }
 
 /** Each path must answer a sample of its requests with 200 and the expected value before it is measured. */
-async function verify(kind, spec) {
+async function verify(row, spec) {
+  const kind = row.replace(/@B$/, '');
   for (let i = 0; i < 4; i++) {
     const { path: p, method, headers, body } = spec.perClient(i);
-    const res = await fetch(`${spec.target}${p}`, { method: method ?? 'GET', headers, body });
+    const res = await fetch(`${spec.server.target}${p}`, { method: method ?? 'GET', headers, body });
     const json = await res.json();
     const value =
       kind === 'graphql'
@@ -244,7 +286,7 @@ async function verify(kind, spec) {
           ? json.entitlements?.features?.sso
           : json.value;
     if (res.status !== 200 || value !== (i % 2 === 0)) {
-      throw new Error(`${kind} answered ${res.status} ${JSON.stringify(json)} for customer ${i}`);
+      throw new Error(`${row} answered ${res.status} ${JSON.stringify(json)} for customer ${i}`);
     }
   }
 }
@@ -254,7 +296,7 @@ function run(spec, duration) {
   let next = 0;
   const first = spec.perClient(0);
   return autocannon({
-    url: `${spec.target}${first.path}`,
+    url: `${spec.server.target}${first.path}`,
     method: first.method ?? 'GET',
     connections: CONNECTIONS,
     duration,
@@ -265,14 +307,19 @@ function run(spec, duration) {
   });
 }
 
-/** Starts one server in a child process; `rss` reads its resident memory (kB), `stop` ends it. */
-async function start(kind, url) {
-  const child = fork(fileURLToPath(import.meta.url), [`--serve-${kind}`, url], {
+/**
+ * Starts one server in a child process (Tollgate from `root`'s dist/, with Node `flags`); `rss` reads its resident memory
+ * (kB), `cpu` the CPU time it has used (ms), `stop` ends it.
+ */
+async function start(kind, url, root = ROOT, flags = []) {
+  const child = fork(fileURLToPath(import.meta.url), [`--serve-${kind}`, url, root], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    execArgv:
-      process.env.BENCH_PROFILE_DIR && kind === 'tollgate'
+    execArgv: [
+      ...flags,
+      ...(process.env.BENCH_PROFILE_DIR && kind === 'tollgate'
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
-        : [],
+        : []),
+    ],
   });
   // A bench stopped early (Ctrl-C, a closed pipe) must not leave its servers running.
   const orphan = () => child.kill('SIGKILL');
@@ -284,6 +331,7 @@ async function start(kind, url) {
   return {
     target,
     rss: async () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]),
+    cpu: () => cpuMs(child.pid),
     stop: async () => {
       process.removeListener('exit', orphan);
       child.kill('SIGTERM');
@@ -292,10 +340,10 @@ async function start(kind, url) {
   };
 }
 
-/** Child: Tollgate from dist/, with limits the bench cannot reach. */
-async function serveTollgate(url) {
-  const { loadConfig } = await import(dist('config.js'));
-  const { startServer } = await import(dist('server.js'));
+/** Child: Tollgate from `root`'s dist/, with limits the bench cannot reach. */
+async function serveTollgate(url, root) {
+  const { loadConfig } = await import(dist('config.js', root));
+  const { startServer } = await import(dist('server.js', root));
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-bench-'));
   const config = loadConfig({
     DATABASE_URL: url,
@@ -374,6 +422,13 @@ function median(values) {
 
 function spread(values, digits = 0) {
   return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+}
+
+/** User + system CPU time of a process, in ms (fields 14 and 15 of /proc/<pid>/stat, in clock ticks). */
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
 function loadavg() {

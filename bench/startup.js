@@ -13,7 +13,13 @@
  * dropped afterwards. Prints medians, spread and the machine's load; exit code 1 when the median start
  * is ≥ 2 s or RSS after the load is ≥ 250 MB.
  *
- *   node bench/startup.js   # BENCH_ROUNDS=5 BENCH_LOAD_SECONDS=10
+ * BENCH_COMPARE=<dir> also starts, beside the last Tollgate, one from <dir>/dist (another build of this
+ * repository, e.g. a copy of dist/ made before a change, beside a package.json, schema/ and a node_modules
+ * link), gives both the same load, each kind on one then the other, and reads the RSS of both.
+ * BENCH_COMPARE_NODE_OPTIONS=… runs that second Tollgate (this build, without BENCH_COMPARE) with that
+ * NODE_OPTIONS instead of BENCH_NODE_OPTIONS, to measure what a Node or V8 flag does to memory.
+ *
+ *   node bench/startup.js   # BENCH_ROUNDS=5 BENCH_LOAD_SECONDS=10 BENCH_COMPARE=…
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,6 +38,12 @@ const BENCH_METRICS_TOKEN = randomBytes(24).toString('hex');
 const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
 const READY_TIMEOUT_MS = 30_000;
 const root = fileURLToPath(new URL('..', import.meta.url));
+const COMPARE_NODE_OPTIONS = process.env.BENCH_COMPARE_NODE_OPTIONS;
+const COMPARE = process.env.BENCH_COMPARE
+  ? path.resolve(process.env.BENCH_COMPARE)
+  : COMPARE_NODE_OPTIONS !== undefined
+    ? root
+    : undefined;
 const compileCache = mkdtempSync(path.join(tmpdir(), 'tollgate-compile-cache-'));
 const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
 
@@ -62,12 +74,25 @@ async function main() {
         else await started.stop();
       }
     }
+    const compared = COMPARE
+      ? await start('tollgate', url, COMPARE, COMPARE_NODE_OPTIONS ?? process.env.BENCH_NODE_OPTIONS)
+      : undefined;
     const idle = last.rss();
     const idleMemory = await memoryBreakdown(last.url);
-    await load(last.url, seeded);
+    const comparedIdle = compared?.rss();
+    await load(compared ? [last.url, compared.url] : [last.url], seeded);
     const loaded = last.rss();
     const memory = await memoryBreakdown(last.url);
     await last.stop();
+    if (compared) {
+      const comparedLoaded = compared.rss();
+      const comparedMemory = await memoryBreakdown(compared.url);
+      await compared.stop();
+      console.log(
+        `\ncompared build (${COMPARE}): RSS ${mb(comparedIdle)} after start, ${mb(comparedLoaded)} after the ` +
+          `same load; from /metrics after the load: ${comparedMemory}`,
+      );
+    }
     console.log(`\nload after: ${loadavg()}`);
     const tollgate = median(times.tollgate);
     console.log(
@@ -131,7 +156,7 @@ async function seed(url) {
 }
 
 /** Spawns one process and polls `/readyz` until it answers 200. */
-async function start(kind, url) {
+async function start(kind, url, from = root, nodeOptions = process.env.BENCH_NODE_OPTIONS) {
   const port = await freePort();
   const closed = await freePort();
   const env =
@@ -158,13 +183,13 @@ async function start(kind, url) {
           LOG_LEVEL: 'info',
           // As the image sets it (Dockerfile): round 1 fills the cache, later rounds start from it.
           NODE_COMPILE_CACHE: compileCache,
-          ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+          ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
         }
       : { PATH: process.env.PATH, DATABASE_URL: url, PORT: String(port) };
   const args =
     kind === 'tollgate' ? ['dist/src/main.js', 'serve'] : [fileURLToPath(import.meta.url), '--floor'];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd: from, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const stopChild = () => child.kill('SIGKILL');
   process.once('exit', stopChild);
   const target = `http://127.0.0.1:${port}`;
@@ -201,13 +226,15 @@ async function memoryBreakdown(target) {
   const megabytes = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   return [
     `heap used ${megabytes(value('nodejs_heap_size_used_bytes'))}`,
-    `heap total ${megabytes(value('nodejs_heap_size_total_bytes'))}`,
+    `heap total ${megabytes(value('nodejs_heap_size_total_bytes'))} (new space ${megabytes(
+      value('nodejs_heap_space_size_total_bytes\\{space="new"\\}'),
+    )}, old space ${megabytes(value('nodejs_heap_space_size_total_bytes\\{space="old"\\}'))})`,
     `external ${megabytes(value('nodejs_external_memory_bytes'))}`,
   ].join(', ');
 }
 
-/** The hot paths in turn, 10 connections each, LOAD_SECONDS in all. */
-async function load(target, { tokens, apiKey }) {
+/** The hot paths in turn, 10 connections each, LOAD_SECONDS in all (on each target, one after the other). */
+async function load(targets, { tokens, apiKey }) {
   const query = `query($c: ID) { checkEntitlement(feature: "sso", customerId: $c) { allowed } }`;
   const kinds = [
     (i) => ({ path: '/v1/entitlements/check/sso', headers: { authorization: `Bearer ${tokens[i]}` } }),
@@ -224,20 +251,22 @@ async function load(target, { tokens, apiKey }) {
     }),
   ];
   for (const request of kinds) {
-    let next = 0;
-    const result = await autocannon({
-      url: target,
-      connections: 10,
-      duration: Math.max(1, Math.round(LOAD_SECONDS / kinds.length)),
-      setupClient: (client) => {
-        const { headers, ...rest } = request(next++ % tokens.length);
-        client.setRequests([
-          { method: 'GET', ...rest, headers: { ...headers, 'x-forwarded-proto': 'https' } },
-        ]);
-      },
-    });
-    const bad = result.non2xx + result.errors + result.timeouts;
-    if (bad > 0) throw new Error(`${bad} answers were not 200 during the load`);
+    for (const target of targets) {
+      let next = 0;
+      const result = await autocannon({
+        url: target,
+        connections: 10,
+        duration: Math.max(1, Math.round(LOAD_SECONDS / kinds.length)),
+        setupClient: (client) => {
+          const { headers, ...rest } = request(next++ % tokens.length);
+          client.setRequests([
+            { method: 'GET', ...rest, headers: { ...headers, 'x-forwarded-proto': 'https' } },
+          ]);
+        },
+      });
+      const bad = result.non2xx + result.errors + result.timeouts;
+      if (bad > 0) throw new Error(`${bad} answers were not 200 during the load`);
+    }
   }
 }
 

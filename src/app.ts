@@ -7,9 +7,14 @@ import {
   ApolloServerPluginLandingPageDisabled,
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { expressMiddleware } from '@as-integrations/express5';
 import { RequestContext } from '@mikro-orm/core';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { pinoHttp } from 'pino-http';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
@@ -20,6 +25,7 @@ import { createGraphQLContext, type GraphQLContext } from './graphql/context.js'
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
+import { graphqlHttpHandler } from './graphql/http.js';
 import { inputValuesPlugin } from './graphql/input-values.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { createResolverContainer, getSchema } from './graphql-schema.js';
@@ -123,15 +129,15 @@ export async function createHttpApp(
 
   if (deps.metrics) app.get('/metrics', metricsHandler(deps.metrics, deps.config));
 
-  app.use(serviceIndexRouter(deps.config));
+  app.use(readOnly(serviceIndexRouter(deps.config)));
 
   // Development only: production requires SMTP_URL, and the guard keeps the mailbox off even if that changes.
   if (deps.mailer instanceof DevMailbox && !deps.config.production) {
     app.use('/dev', noteMount, devMailboxRouter(deps.mailer));
   }
 
-  if (deps.config.graphql.graphiql) app.use(graphiqlRouter());
-  app.use(dashboardRouter());
+  if (deps.config.graphql.graphiql) app.use(readOnly(graphiqlRouter()));
+  app.use(readOnly(dashboardRouter()));
 
   // One EntityManager fork per request, for REST and GraphQL alike.
   app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
@@ -219,12 +225,10 @@ export async function createHttpApp(
   await apollo.start();
   shareConnectionsPerRequest(await connectionPool(deps.orm));
   const resolvers = createResolverContainer(services);
-  const graphql = expressMiddleware(apollo, {
-    context: async ({ req, res }) => {
-      const context = createGraphQLContext(req, resolvers);
-      responses.set(context.log, res);
-      return context;
-    },
+  const graphql = graphqlHttpHandler(apollo, async ({ req, res }) => {
+    const context = createGraphQLContext(req, resolvers);
+    responses.set(context.log, res);
+    return context;
   });
   // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
   // Apollo with a capped share of the connection pool.
@@ -242,6 +246,18 @@ export async function createHttpApp(
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, apollo };
+}
+
+/**
+ * A router whose routes are all GET, entered only by the methods it can answer (GET, HEAD, and OPTIONS,
+ * which Express answers from GET routes). Any other request walked through each such router for nothing,
+ * allocating on the way: a POST to /graphql passed three.
+ */
+function readOnly(router: RequestHandler): RequestHandler {
+  return (req, res, next) =>
+    req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS'
+      ? router(req, res, next)
+      : next();
 }
 
 /** Notes a database outage that failed a GraphQL field on the response, for its access-log line. */

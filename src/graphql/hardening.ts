@@ -129,10 +129,18 @@ export function depthLimitRule(maxDepth: number = MAX_DEPTH, counter?: WalkCount
   };
 }
 
-/** A `limit` or `first` argument's value (literal or variable), when the caller gave a usable one. */
-function givenPageSize(field: FieldNode, variables: Readonly<Record<string, unknown>>): number | undefined {
+/**
+ * A `limit` or `first` argument's value (literal or variable), when the caller gave a usable one.
+ * `onVariable` is told when the answer came from (or was looked up in) the variables.
+ */
+function givenPageSize(
+  field: FieldNode,
+  variables: Readonly<Record<string, unknown>>,
+  onVariable: () => void,
+): number | undefined {
   for (const arg of field.arguments ?? []) {
     if (arg.name.value !== 'limit' && arg.name.value !== 'first') continue;
+    if (arg.value.kind === Kind.VARIABLE) onVariable();
     const value =
       arg.value.kind === Kind.INT
         ? Number(arg.value.value)
@@ -184,13 +192,27 @@ export function estimateCost(
   variables: Readonly<Record<string, unknown>> = {},
   options: CostOptions = {},
 ): Cost {
+  return walkCost(document, operationName, variables, options).cost;
+}
+
+/** `estimateCost`, and whether the result depended on the variables (a page size given by one). */
+function walkCost(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>>,
+  options: CostOptions,
+): { cost: Cost; readVariables: boolean } {
   const { schema, counter } = options;
+  let readVariables = false;
+  const onVariable = () => {
+    readVariables = true;
+  };
   const fragments = fragmentsOf(document);
   const operations = document.definitions.filter(
     (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
   );
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
-  if (!operation) return { complexity: 0, resolverCalls: 0 };
+  if (!operation) return { cost: { complexity: 0, resolverCalls: 0 }, readVariables };
   const rootType = schema?.getRootType(operation.operation) ?? undefined;
   const batched = new Set<string>();
   const memo = new Map<string, Walk>();
@@ -209,7 +231,7 @@ export function estimateCost(
     const list = definition !== undefined && isListType(getNullableType(definition.type));
     const factor = inIntrospection
       ? 1
-      : (givenPageSize(field, variables) ??
+      : (givenPageSize(field, variables, onVariable) ??
         (paged ? DEFAULT_PAGE_SIZE : list && !insidePage ? UNPAGED_LIST_SIZE : 1));
     let calls = 0;
     // `__typename` and the introspection fields are answered from the schema, never by a service.
@@ -277,7 +299,36 @@ export function estimateCost(
   };
 
   const root = selectionCost(operation.selectionSet, rootType, false, false);
-  return { complexity: root.complexity, resolverCalls: root.calls + batched.size };
+  return { cost: { complexity: root.complexity, resolverCalls: root.calls + batched.size }, readVariables };
+}
+
+/**
+ * The cost of each operation of each parsed document, for those whose cost no variable decides. Apollo
+ * hands every request for the same query text the same cached document, so the walk of a known query
+ * runs once; a page size given by a variable is read again on every request.
+ */
+class CostCache {
+  readonly #byDocument = new WeakMap<DocumentNode, Map<string | null, Cost>>();
+
+  costOf(
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    variables: Readonly<Record<string, unknown>> | undefined,
+    schema: GraphQLSchema,
+  ): Cost {
+    const known = this.#byDocument.get(document)?.get(operationName ?? null);
+    if (known) return known;
+    const { cost, readVariables } = walkCost(document, operationName, variables ?? {}, { schema });
+    if (!readVariables) {
+      let byOperation = this.#byDocument.get(document);
+      if (!byOperation) {
+        byOperation = new Map();
+        this.#byDocument.set(document, byOperation);
+      }
+      byOperation.set(operationName ?? null, cost);
+    }
+    return cost;
+  }
 }
 
 /** The complexity part of `estimateCost`. */
@@ -339,12 +390,13 @@ export function complexityLimitPlugin<TContext extends object>(
     maxResolverCalls: Number.POSITIVE_INFINITY,
   }),
 ): ApolloServerPlugin<TContext> {
+  const costs = new CostCache();
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, document, schema, contextValue }) {
           const budget = budgetOf(contextValue);
-          const cost = estimateCost(document, request.operationName, request.variables, { schema });
+          const cost = costs.costOf(document, request.operationName, request.variables, schema);
           if (cost.complexity > budget.maxComplexity) {
             throw new GraphQLError(
               `Query is too complex: complexity ${cost.complexity} exceeds the maximum of ${budget.maxComplexity}`,
