@@ -99,6 +99,10 @@ export async function loadEntitledPlan(
       'all',
       em.getTransactionContext(),
     );
-  const plan = rows[0];
+  return entitledPlanOf(rows[0]);
+}
+
+/** What a context is entitled to, from its plan's row (none: no plan). */
+export function entitledPlanOf(plan: { name: string; features: Features } | null | undefined): EntitledPlan {
   return plan ? { planName: plan.name, features: plan.features } : { planName: null, features: {} };
 }

@@ -3,7 +3,8 @@ import { PreparedStatement } from '../../infra/prepared-statement.js';
 import type { ProviderSubscription } from '../payments/payment-provider.js';
 import type { Features } from '../plans/plan.entity.js';
 import { Plan } from '../plans/plan.entity.js';
-import { type EntitledPlan, entitledPlanIdSql } from './entitled-plan.js';
+import { deliveryIdSql, endpointsTakingSql, takesAnySql } from '../webhooks/outbound-events.js';
+import { type EntitledPlan, entitledPlanIdSql, entitledPlanOf } from './entitled-plan.js';
 import type { Subscription } from './subscription.entity.js';
 import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
 import { statusFromProvider } from './subscription-transitions.js';
@@ -83,12 +84,13 @@ export async function applyNewerProviderEvent(
   remote: ProviderSubscription,
   now: Date,
 ): Promise<ProviderEventOutcome> {
+  const status = statusFromProvider(remote);
   const [row] = await APPLY_NEWER_EVENT.run(em, [
     remote.id,
     event.created,
     event.id,
     event.type,
-    statusFromProvider(remote),
+    status,
     remote.priceId,
     remote.customerId,
     remote.currentPeriodEnd,
@@ -103,7 +105,7 @@ export async function applyNewerProviderEvent(
     const before: SubscriptionRow = { ...p.before_row, plan: p.before_plan };
     const after: SubscriptionRow = {
       ...p.before_row,
-      status: statusFromProvider(remote),
+      status,
       current_period_end: iso(remote.currentPeriodEnd),
       cancel_at_period_end: remote.cancelAtPeriodEnd,
       trial_end: iso(remote.trialEnd),
@@ -118,8 +120,8 @@ export async function applyNewerProviderEvent(
         version: p.version,
         before,
         after,
-        entitlementsBefore: entitled(p.entitled_before),
-        entitlementsAfter: entitled(p.entitled_after),
+        entitlementsBefore: entitledPlanOf(p.entitled_before),
+        entitlementsAfter: entitledPlanOf(p.entitled_after),
         remote,
         eventCreated: event.created,
       },
@@ -212,21 +214,20 @@ function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
 }
 
-function entitled(plan: { name: string; features: Features } | null): EntitledPlan {
-  return plan ? { planName: plan.name, features: plan.features } : { planName: null, features: {} };
-}
-
 /** The types a subscription change records, as a PostgreSQL array literal (they hold no quote or comma). */
 const SQL_EVENT_TYPES = `{${SUBSCRIPTION_CHANGE_EVENT_TYPES.join(',')}}`;
 
-/** The plan a subscription is on after an event naming `price`: the app's plan at that price, else its own. */
-const PLAN_AFTER = (s: string, price: string) => `coalesce(
+/**
+ * The plan the subscription `t` is on after an event naming the price `params.price`: the app's plan at
+ * that price, else its own.
+ */
+const PLAN_AFTER = `coalesce(
   (select p.id from plan p
-    where ${price} is not null
-      and ${price} is distinct from (select c.stripe_price_id from plan c where c.id = ${s}.plan_id)
-      and p.app_id = ${s}.app_id and p.stripe_price_id = ${price}
+    where params.price is not null
+      and params.price is distinct from (select c.stripe_price_id from plan c where c.id = t.plan_id)
+      and p.app_id = t.app_id and p.stripe_price_id = params.price
     limit 1),
-  ${s}.plan_id)`;
+  t.plan_id)`;
 
 /** The entitled plan (name, features) of the subscription `t`'s owner, `overrideId` read as `status`/`plan`. */
 function entitledOfOwner(overrideId: string, status: string, planId: string): string {
@@ -253,12 +254,13 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
   with target as (
     select t.*, t.xmin::text as version,
            exists (select 1 from webhook_endpoint e
-                    where e.app_id = t.app_id and e.enabled
-                      and (e.events = '[]'::jsonb or jsonb_exists_any(e.events, '${SQL_EVENT_TYPES}'::text[])))
+                    where e.app_id = t.app_id and e.enabled and ${takesAnySql('e', `'${SQL_EVENT_TYPES}'::text[]`)})
              as wants_events
       from subscription t where t.stripe_subscription_id = ? for no key update of t
   ), params as (
     select ?::bigint as created, ?::text as event_id, ?::text as event_type, ?::text as status, ?::text as price
+  ), moved as (
+    select ${PLAN_AFTER} as plan_id from target t, params
   ), holds as (
     select not exists (select 1 from target, params where target.provider_event_created = params.created)
            and not exists (select 1 from target, params
@@ -274,7 +276,7 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
     update subscription s
        set status = params.status, stripe_customer_id = ?, current_period_end = ?, cancel_at_period_end = ?,
            trial_end = ?, canceled_at = ?, provider_event_created = params.created, updated_at = now(),
-           plan_id = ${PLAN_AFTER('s', 'params.price')}
+           plan_id = (select plan_id from moved)
       from target, params
      where s.id = target.id and s.provider_event_created < params.created
        and exists (select 1 from recorded)
@@ -292,9 +294,9 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
                    'before_row', row_to_json(t),
                    'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = t.plan_id),
                    'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a
-                                   where a.id = ${PLAN_AFTER('t', 'params.price')}),
+                                   where a.id = (select plan_id from moved)),
                    'entitled_before', ${entitledOfOwner("''", "''", "''")},
-                   'entitled_after', ${entitledOfOwner('t.id', 'params.status', PLAN_AFTER('t', 'params.price'))})
+                   'entitled_after', ${entitledOfOwner('t.id', 'params.status', '(select plan_id from moved)')})
             from target t, params
            where t.wants_events and t.provider_event_created < params.created and not (select yes from seen))
            as pending`,
@@ -337,20 +339,12 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
     select e.id, v.app_id, e.type, e.body, v.at
       from v, unnest(v.event_ids, v.event_types, v.event_bodies) as e(id, type, body)
      where exists (select 1 from applied)
-       and exists (select 1 from webhook_endpoint p
-                    where p.app_id = v.app_id and p.enabled
-                      and (p.events = '[]'::jsonb or p.events @> jsonb_build_array(e.type)))
+       and exists (${endpointsTakingSql('v.app_id', 'e.type')})
     returning id, app_id, type, created_at
   ), deliveries as (
     insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
-    select 'whd_' || substr(ev.id, 5) || '_' || t.n, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at,
-           ev.created_at
-      from events ev
-      cross join lateral (
-        select p.id, row_number() over (order by p.id) as n from webhook_endpoint p
-         where p.app_id = ev.app_id and p.enabled
-           and (p.events = '[]'::jsonb or p.events @> jsonb_build_array(ev.type))
-      ) t
+    select ${deliveryIdSql('ev.id', 't.n')}, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
+      from events ev cross join lateral (${endpointsTakingSql('ev.app_id', 'ev.type')}) t
     returning id
   )
   select exists (select 1 from applied) as applied,

@@ -36,21 +36,41 @@ const ANNOUNCED_PER_JOB = 50;
 const ANNOUNCE_AFTER_MS = 10;
 
 /**
- * One round trip: the app's endpoints that take the type (enabled, subscribed to it or to everything),
- * the event when there is at least one, and a delivery for each (its id: the event's random part and the
- * endpoint's rank).
+ * SQL: whether the endpoint `endpoint` (a table alias) takes at least one of `types` (a `text[]`
+ * expression): subscribed to everything (no types listed) or to one of them.
+ */
+export function takesAnySql(endpoint: string, types: string): string {
+  return `(${endpoint}.events = '[]'::jsonb or jsonb_exists_any(${endpoint}.events, ${types}))`;
+}
+
+/**
+ * SQL: the enabled endpoints of the app `appId` that take an event of type `type` (both SQL expressions),
+ * each with its rank, which names its delivery of the event (`deliveryIdSql`). The one rule of who
+ * receives what, for `record` and for the Stripe receiver's one-statement path.
+ */
+export function endpointsTakingSql(appId: string, type: string): string {
+  return `select p.id, row_number() over (order by p.id) as n from webhook_endpoint p
+           where p.app_id = ${appId} and p.enabled and ${takesAnySql('p', `array[${type}]`)}`;
+}
+
+/** SQL: the id of the delivery of the event `eventId` (`msg_…`) to the endpoint ranked `rank`. */
+export function deliveryIdSql(eventId: string, rank: string): string {
+  return `'whd_' || substr(${eventId}, 5) || '_' || ${rank}`;
+}
+
+/**
+ * One round trip: the app's endpoints that take the type, the event when there is at least one, and a
+ * delivery for each.
  */
 const RECORD_EVENT = `
-  with targets as (
-    select id, row_number() over (order by id) as n from webhook_endpoint
-     where app_id = ? and enabled and (events = '[]'::jsonb or events @> ?::jsonb)
-  ), event as (
+  with targets as (${endpointsTakingSql('?', '?::text')}),
+  event as (
     insert into webhook_event (id, app_id, type, body, created_at)
     select ?, ?, ?, ?, ? where exists (select 1 from targets)
     returning id, created_at
   )
   insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
-  select 'whd_' || ? || '_' || t.n, e.id, t.id, 'pending', 0, e.created_at, e.created_at, e.created_at
+  select ${deliveryIdSql('e.id', 't.n')}, e.id, t.id, 'pending', 0, e.created_at, e.created_at, e.created_at
     from targets t, event e
   returning id`;
 
@@ -73,8 +93,8 @@ export class OutboundEvents {
   /** Whether any enabled endpoint of the app would take one of `types` (skips building payloads nobody gets). */
   async wants(em: EntityManager, appId: string, types: readonly WebhookEventType[]): Promise<boolean> {
     const rows = await em.getConnection().execute<{ found: boolean }[]>(
-      `select exists (select 1 from webhook_endpoint where app_id = ? and enabled
-           and (events = '[]'::jsonb or jsonb_exists_any(events, ?::text[]))) as found`,
+      `select exists (select 1 from webhook_endpoint e
+                       where e.app_id = ? and e.enabled and ${takesAnySql('e', '?::text[]')}) as found`,
       [appId, `{${types.join(',')}}`],
       'all',
       em.getTransactionContext(),
@@ -100,16 +120,7 @@ export class OutboundEvents {
       .getConnection()
       .execute<{ id: string }[]>(
         RECORD_EVENT,
-        [
-          appId,
-          JSON.stringify([type]),
-          prepared.ids[0],
-          appId,
-          type,
-          prepared.bodies[0],
-          prepared.at,
-          prepared.ids[0]!.slice('msg_'.length),
-        ],
+        [appId, type, prepared.ids[0], appId, type, prepared.bodies[0], prepared.at],
         'all',
         em.getTransactionContext(),
       );
