@@ -88,6 +88,33 @@ async function subscriptionRow(stripeSubscriptionId: string) {
   return rows[0];
 }
 
+/** A customer whose paid checkout Tollgate has applied, and its subscription as Stripe holds it now. */
+async function subscribedCustomer(email: string) {
+  const customerId = await newCustomer(email);
+  const { completed, subscriptionId } = await payUndelivered(customerId);
+  const first = signedNotification(server, completed);
+  expect((await post(first.body, first.signature)).status).toBe(200);
+  const remote = await stripe.subscriptions.retrieve(subscriptionId);
+  return { customerId, completed, subscriptionId, remote };
+}
+
+/** Runs `test` while the app has a webhook endpoint made with `body`, which is removed afterwards. */
+async function withEndpoint(body: object, test: (secret: string) => Promise<void>): Promise<void> {
+  const created = await server.http
+    .post('/v1/webhook-endpoints')
+    .set('authorization', `Bearer ${app.apiKey}`)
+    .send(body);
+  expect(created.status).toBe(201);
+  try {
+    await test(created.body.secret);
+  } finally {
+    const removed = await server.http
+      .delete(`/v1/webhook-endpoints/${created.body.endpoint.id}`)
+      .set('authorization', `Bearer ${app.apiKey}`);
+    expect(removed.status).toBe(204);
+  }
+}
+
 /**
  * Ten `customer.subscription.updated` events newer than `completed`, alternating cancel_at_period_end,
  * the newest with `newestStatus`; each delivered 4 times, all at once in a shuffled order. Returns the
@@ -165,12 +192,7 @@ describe('Stripe notification receiver', () => {
   });
 
   it('never moves a subscription back when an older event arrives after a newer one', async () => {
-    const customerId = await newCustomer('order@example.com');
-    const { completed, subscriptionId } = await payUndelivered(customerId);
-    const first = signedNotification(server, completed);
-    expect((await post(first.body, first.signature)).status).toBe(200);
-
-    const remote = await stripe.subscriptions.retrieve(subscriptionId);
+    const { completed, subscriptionId, remote } = await subscribedCustomer('order@example.com');
     const at = completed.created as number;
     const updated = (id: string, created: number, object: Record<string, unknown>) => ({
       id,
@@ -207,11 +229,7 @@ describe('Stripe notification receiver', () => {
   });
 
   it('applies subscription updates delivered 4 times each, concurrently and out of order, exactly once', async () => {
-    const customerId = await newCustomer('update-dupes@example.com');
-    const { completed, subscriptionId } = await payUndelivered(customerId);
-    const first = signedNotification(server, completed);
-    expect((await post(first.body, first.signature)).status).toBe(200);
-    const remote = await stripe.subscriptions.retrieve(subscriptionId);
+    const { completed, subscriptionId, remote } = await subscribedCustomer('update-dupes@example.com');
     // Ten newer events (alternating cancel_at_period_end; the newest says past_due), plus one of the
     // same second as the newest, whose state Tollgate must read from Stripe rather than trust.
     const { events, answers } = await deliverTenUpdatesFourTimes(
@@ -249,17 +267,8 @@ describe('Stripe notification receiver', () => {
   });
 
   it('records no subscription or entitlement event when the only endpoint takes other types', async () => {
-    const created = await server.http
-      .post('/v1/webhook-endpoints')
-      .set('authorization', `Bearer ${app.apiKey}`)
-      .send({ url: 'http://127.0.0.1:9/never', events: ['customer.created'] });
-    expect(created.status).toBe(201);
-    try {
-      const customerId = await newCustomer('other-types-only@example.com');
-      const { completed, subscriptionId } = await payUndelivered(customerId);
-      const first = signedNotification(server, completed);
-      expect((await post(first.body, first.signature)).status).toBe(200);
-      const remote = await stripe.subscriptions.retrieve(subscriptionId);
+    await withEndpoint({ url: 'http://127.0.0.1:9/never', events: ['customer.created'] }, async () => {
+      const { completed, subscriptionId, remote } = await subscribedCustomer('other-types-only@example.com');
       const { answers } = await deliverTenUpdatesFourTimes(completed, remote, 'evt_other_types_', 'unpaid');
       expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
       expect(await subscriptionRow(subscriptionId)).toMatchObject({ status: 'unpaid' });
@@ -270,93 +279,77 @@ describe('Stripe notification receiver', () => {
           [app.appId],
         ),
       ).toBe(0);
-    } finally {
-      const removed = await server.http
-        .delete(`/v1/webhook-endpoints/${created.body.endpoint.id}`)
-        .set('authorization', `Bearer ${app.apiKey}`);
-      expect(removed.status).toBe(204);
-    }
+    });
   });
 
   it('with a webhook endpoint, applies updates delivered 4 times each, concurrently and out of order, exactly once, each applied change announced once', async () => {
     const receiver = await WebhookReceiver.start();
-    const created = await server.http
-      .post('/v1/webhook-endpoints')
-      .set('authorization', `Bearer ${app.apiKey}`)
-      .send({ url: `${receiver.url}/hooks` });
-    expect(created.status).toBe(201);
     try {
-      const customerId = await newCustomer('update-dupes-endpoint@example.com');
-      const { completed, subscriptionId } = await payUndelivered(customerId);
-      const first = signedNotification(server, completed);
-      expect((await post(first.body, first.signature)).status).toBe(200);
-      const remote = await stripe.subscriptions.retrieve(subscriptionId);
-      // Ten newer events alternating cancel_at_period_end; only the newest says unpaid, which ends the
-      // customer's entitlement to Pro.
-      const { answers } = await deliverTenUpdatesFourTimes(
-        completed,
-        remote,
-        'evt_endpoint_dupes_',
-        'unpaid',
-      );
-      expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
-      expect(
-        await count(
-          "select count(*) as n from processed_event where id like 'evt\\_endpoint\\_dupes\\_%'",
-          [],
-        ),
-      ).toBe(10);
-      expect(await subscriptionRow(subscriptionId)).toMatchObject({
-        status: 'unpaid',
-        cancel_at_period_end: true,
-      });
-      const tollgateId = (
-        await server.deps.orm.em
-          .fork()
-          .getConnection()
-          .execute<{ id: string }[]>('select id from subscription where stripe_subscription_id = ?', [
-            subscriptionId,
-          ])
-      )[0]!.id;
-      const ours = (r: { payload: { data: { id?: string } } }) =>
-        r.payload.data.id !== undefined && r.payload.data.id === tollgateId;
-      // Every applied change is one recorded subscription.updated, and each arrives once, signed.
-      const recorded = await count(
-        "select count(*) as n from webhook_event where type = 'subscription.updated' and body like ?",
-        [`%"id":"${tollgateId}"%`],
-      );
-      expect(recorded).toBeGreaterThanOrEqual(1);
-      expect(recorded).toBeLessThanOrEqual(10);
-      const updates = await eventually(() => {
-        const got = receiver.received.filter((r) => r.payload.type === 'subscription.updated' && ours(r));
-        return got.length === recorded ? got : undefined;
-      });
-      expect(new Set(updates.map((r) => r.headers['webhook-id'])).size).toBe(recorded);
-      for (const update of updates) expect(verify(created.body.secret, update)).toEqual(update.payload);
-      // The newest event is applied exactly once whatever the order: one update says unpaid, and the
-      // entitlement it ended is announced once.
-      expect(updates.filter((r) => r.payload.data.status === 'unpaid')).toHaveLength(1);
-      expect(updates.find((r) => r.payload.data.status === 'unpaid')!.payload.data).toMatchObject({
-        id: tollgateId,
-        customerId,
-        status: 'unpaid',
-        cancelAtPeriodEnd: true,
-        plan: { id: 'pro', name: 'Pro' },
-      });
-      const ended = await eventually(() => {
-        const got = receiver.of(
-          'entitlements.updated',
-          (d) => d.customerId === customerId && d.planName === null,
+      await withEndpoint({ url: `${receiver.url}/hooks` }, async (secret) => {
+        const { customerId, completed, subscriptionId, remote } = await subscribedCustomer(
+          'update-dupes-endpoint@example.com',
         );
-        return got.length > 0 ? got : undefined;
+        // Ten newer events alternating cancel_at_period_end; only the newest says unpaid, which ends the
+        // customer's entitlement to Pro.
+        const { answers } = await deliverTenUpdatesFourTimes(
+          completed,
+          remote,
+          'evt_endpoint_dupes_',
+          'unpaid',
+        );
+        expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
+        expect(
+          await count(
+            "select count(*) as n from processed_event where id like 'evt\\_endpoint\\_dupes\\_%'",
+            [],
+          ),
+        ).toBe(10);
+        expect(await subscriptionRow(subscriptionId)).toMatchObject({
+          status: 'unpaid',
+          cancel_at_period_end: true,
+        });
+        const tollgateId = (
+          await server.deps.orm.em
+            .fork()
+            .getConnection()
+            .execute<{ id: string }[]>('select id from subscription where stripe_subscription_id = ?', [
+              subscriptionId,
+            ])
+        )[0]!.id;
+        // Every applied change is one recorded subscription.updated, and each arrives once, signed.
+        const recorded = await count(
+          "select count(*) as n from webhook_event where type = 'subscription.updated' and body like ?",
+          [`%"id":"${tollgateId}"%`],
+        );
+        expect(recorded).toBeGreaterThanOrEqual(1);
+        expect(recorded).toBeLessThanOrEqual(10);
+        const updates = await eventually(() => {
+          const got = receiver.of('subscription.updated', (d) => d.id === tollgateId);
+          return got.length === recorded ? got : undefined;
+        });
+        expect(new Set(updates.map((r) => r.headers['webhook-id'])).size).toBe(recorded);
+        for (const update of updates) expect(verify(secret, update)).toEqual(update.payload);
+        // The newest event is applied exactly once whatever the order: one update says unpaid, and the
+        // entitlement it ended is announced once.
+        expect(updates.filter((r) => r.payload.data.status === 'unpaid')).toHaveLength(1);
+        expect(updates.find((r) => r.payload.data.status === 'unpaid')!.payload.data).toMatchObject({
+          id: tollgateId,
+          customerId,
+          status: 'unpaid',
+          cancelAtPeriodEnd: true,
+          plan: { id: 'pro', name: 'Pro' },
+        });
+        const ended = await eventually(() => {
+          const got = receiver.of(
+            'entitlements.updated',
+            (d) => d.customerId === customerId && d.planName === null,
+          );
+          return got.length > 0 ? got : undefined;
+        });
+        expect(ended).toHaveLength(1);
+        expect(ended[0]!.payload.data).toEqual({ customerId, planName: null, features: {} });
       });
-      expect(ended).toHaveLength(1);
-      expect(ended[0]!.payload.data).toEqual({ customerId, planName: null, features: {} });
     } finally {
-      const removed = await server.http
-        .delete(`/v1/webhook-endpoints/${created.body.endpoint.id}`)
-        .set('authorization', `Bearer ${app.apiKey}`);
-      expect(removed.status).toBe(204);
       await receiver.close();
     }
   });
