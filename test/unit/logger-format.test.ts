@@ -1,16 +1,5 @@
-import { Writable } from 'node:stream';
 import { chooseLogFormat, createLogger } from '../../src/infra/logger.js';
-
-function sink() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      callback();
-    },
-  });
-  return { lines, stream };
-}
+import { logLines } from '../helpers/log-lines.js';
 
 describe('log format', () => {
   it('is pretty only for development at a terminal, unless LOG_FORMAT says otherwise', () => {
@@ -22,7 +11,7 @@ describe('log format', () => {
   });
 
   it('writes one JSON object a line by default', () => {
-    const { lines, stream } = sink();
+    const { lines, stream } = logLines();
     createLogger('info', stream).info({ stripeEvent: { type: 'invoice.paid', id: 'evt_1' } }, 'hello');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({
@@ -34,7 +23,7 @@ describe('log format', () => {
   });
 
   it('lays the same record out for reading when pretty, secrets still redacted', () => {
-    const { lines, stream } = sink();
+    const { lines, stream } = logLines();
     createLogger('info', stream, 'pretty').info({ apiKey: { apiKey: 'tg_sk_secret' }, count: 3 }, 'hello');
     expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: hello$/);
     expect(lines.join('\n')).toContain('count: 3');

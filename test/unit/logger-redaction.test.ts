@@ -1,17 +1,6 @@
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { createLogger, REDACTED_PATHS } from '../../src/infra/logger.js';
-
-function sink() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      callback();
-    },
-  });
-  return { lines, stream };
-}
+import { logLines } from '../helpers/log-lines.js';
 
 class Holder {
   constructor(
@@ -44,8 +33,8 @@ const cases: Array<{ bindings?: Record<string, unknown>; object?: unknown; msg?:
 
 describe('log redaction', () => {
   it('writes every line exactly as pino with the same redaction options does', () => {
-    const ours = sink();
-    const reference = sink();
+    const ours = logLines();
+    const reference = logLines();
     const loggers = [
       createLogger('info', ours.stream),
       pino(
