@@ -27,8 +27,17 @@ export interface PlannedEvent {
   readonly data: object;
 }
 
-/** Deliveries announced together in one job at most. */
-const ANNOUNCED_PER_JOB = 50;
+/** Deliveries one job names at most. */
+const DELIVERIES_PER_JOB = 50;
+
+/** The jobs that make attempt `attempt` of each of `deliveryIds`, a batch of them per job. */
+export function deliveryJobs(deliveryIds: readonly string[], attempt: number): { data: DeliveryJob }[] {
+  const jobs = [];
+  for (let i = 0; i < deliveryIds.length; i += DELIVERIES_PER_JOB) {
+    jobs.push({ data: { deliveryIds: deliveryIds.slice(i, i + DELIVERIES_PER_JOB), attempt } });
+  }
+  return jobs;
+}
 /**
  * How long announced deliveries wait to be gathered with others into one job insert: under load one
  * insert serves many requests' changes; the delay is a small part of a webhook's usual latency.
@@ -172,12 +181,8 @@ export class OutboundEvents {
   async #flush(): Promise<void> {
     const ids = this.#unannounced;
     this.#unannounced = [];
-    const jobs = [];
-    for (let i = 0; i < ids.length; i += ANNOUNCED_PER_JOB) {
-      jobs.push({ data: { deliveryIds: ids.slice(i, i + ANNOUNCED_PER_JOB), attempt: 0 } });
-    }
     try {
-      await this.jobs.enqueueNow<DeliveryJob>(DELIVERY_QUEUE, jobs);
+      await this.jobs.enqueueNow(DELIVERY_QUEUE, deliveryJobs(ids, 0));
     } catch (error) {
       this.logger?.warn(
         { err: error, deliveries: ids.length },

@@ -8,7 +8,7 @@ import type { Logger } from '../../infra/logger.js';
 import { PreparedStatement } from '../../infra/prepared-statement.js';
 import type { OutboundAttemptObserver } from '../../telemetry/metrics.js';
 import type { AddressGuard } from './address-guard.js';
-import { DELIVERY_QUEUE, type DeliveryJob } from './outbound-events.js';
+import { DELIVERY_QUEUE, type DeliveryJob, deliveryJobs } from './outbound-events.js';
 import type { SecretBox } from './secret-box.js';
 import { signedHeaders } from './webhook-signing.js';
 
@@ -73,8 +73,6 @@ export const SWEEP_QUEUE = 'webhook-delivery-sweep';
 const SWEEP_AFTER_SECONDS = 60;
 /** Deliveries handed back per sweep at most (the next sweep takes the rest). */
 const SWEEP_LIMIT = 1000;
-/** Deliveries per job the sweep makes. */
-const SWEPT_PER_JOB = 50;
 
 /**
  * Claims the deliveries a batch of jobs names for this attempt, and loads what sending them needs: each
@@ -303,14 +301,13 @@ export class WebhookDispatcher {
     const lost = await LOST_DELIVERIES.run(em, [SWEEP_AFTER_SECONDS, SWEEP_LIMIT]);
     if (lost.length === 0) return 0;
     const byAttempt = new Map<number, string[]>();
-    for (const d of lost) byAttempt.set(d.attempts, [...(byAttempt.get(d.attempts) ?? []), d.id]);
-    const jobs = [];
-    for (const [attempt, ids] of byAttempt) {
-      for (let i = 0; i < ids.length; i += SWEPT_PER_JOB) {
-        jobs.push({ data: { deliveryIds: ids.slice(i, i + SWEPT_PER_JOB), attempt } });
-      }
+    for (const d of lost) {
+      const ids = byAttempt.get(d.attempts) ?? [];
+      ids.push(d.id);
+      byAttempt.set(d.attempts, ids);
     }
-    await this.options.jobs.enqueueNow<DeliveryJob>(DELIVERY_QUEUE, jobs);
+    const jobs = [...byAttempt].flatMap(([attempt, ids]) => deliveryJobs(ids, attempt));
+    await this.options.jobs.enqueueNow(DELIVERY_QUEUE, jobs);
     this.options.logger.warn({ deliveries: lost.length }, 'webhook deliveries without a job handed back');
     return lost.length;
   }
