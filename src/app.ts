@@ -1,12 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { unwrapResolverError } from '@apollo/server/errors';
-import {
-  ApolloServerPluginCacheControlDisabled,
-  ApolloServerPluginLandingPageDisabled,
-} from '@apollo/server/plugin/disabled';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { RequestContext } from '@mikro-orm/core';
 import express, {
   type Express,
@@ -15,6 +7,7 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
+import type { GraphQLError } from 'graphql';
 import { pinoHttp } from 'pino-http';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
@@ -24,9 +17,9 @@ import { shareConnectionsPerRequest, withConnectionShare } from './graphql/conne
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
-import { complexityLimitPlugin, depthLimitRule } from './graphql/hardening.js';
-import { graphqlHttpHandler } from './graphql/http.js';
-import { inputValuesPlugin } from './graphql/input-values.js';
+import { complexityLimit, depthLimitRule } from './graphql/hardening.js';
+import { graphqlHttpHandler, unwrapResolverError } from './graphql/http.js';
+import { inputValuesCheck } from './graphql/input-values.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { createResolverContainer, getSchema } from './graphql-schema.js';
 import { redactUrl } from './infra/logger.js';
@@ -62,14 +55,10 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * The HTTP application: request id + log → unit of work → credentials → rate limit → path and body checks
- * (src/rest/request-guard.ts) → routes (/v1, /graphql) → error envelope. Returned with a `stop` that drains
- * GraphQL; the caller owns the listening server.
+ * (src/rest/request-guard.ts) → routes (/v1, /graphql) → error envelope. The caller owns the listening
+ * server (and drains it on shutdown).
  */
-export async function createHttpApp(
-  deps: Deps,
-  services: Services,
-  httpServer: Server,
-): Promise<{ app: Express; apollo: ApolloServer<GraphQLContext> }> {
+export async function createHttpApp(deps: Deps, services: Services): Promise<Express> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -186,49 +175,20 @@ export async function createHttpApp(
     v1Router(services),
   );
 
-  // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
-  // by the request's own logger: the context object plugins see is not always the one built here.
-  const responses = new WeakMap<GraphQLContext['log'], Response>();
   const limits = deps.config.graphqlLimits;
   // Without introspection the schema is not public, so errors must not hint at it either.
   const hideSuggestions = !deps.config.graphql.introspection;
-  const apollo = new ApolloServer<GraphQLContext>({
-    schema: await getSchema(),
-    introspection: deps.config.graphql.introspection,
-    formatError: createFormatError(deps.logger, { hideSuggestions }),
-    includeStacktraceInErrorResponses: false,
-    // The process owns signal handling (src/cli.ts): drain HTTP first, then stop the database.
-    stopOnTerminationSignals: false,
-    validationRules: [depthLimitRule(limits.maxDepth)],
-    validationOptions: { hideSuggestions },
-    plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer }),
-      ApolloServerPluginLandingPageDisabled(),
-      // Apollo's cache-control plugin hooks the resolution of every field (a wrapper per scalar of every
-      // row), only to conclude what is always true here, since no field declares a cache hint: the
-      // answer must not be stored. That conclusion is set directly instead.
-      ApolloServerPluginCacheControlDisabled(),
-      {
-        async requestDidStart() {
-          return {
-            async willSendResponse({ response }) {
-              response.http.headers.set('cache-control', 'no-store');
-            },
-          };
-        },
-      },
-      complexityLimitPlugin<GraphQLContext>((context) => budgetOf(limits, context.principal)),
-      inputValuesPlugin(),
-      outageLogPlugin(responses),
-    ],
-  });
-  await apollo.start();
   shareConnectionsPerRequest(await connectionPool(deps.orm));
   const resolvers = createResolverContainer(services);
-  const graphql = graphqlHttpHandler(apollo, async ({ req, res }) => {
-    const context = createGraphQLContext(req, resolvers);
-    responses.set(context.log, res);
-    return context;
+  const graphql = graphqlHttpHandler<GraphQLContext>({
+    schema: await getSchema(),
+    introspection: deps.config.graphql.introspection,
+    validationRules: [depthLimitRule(limits.maxDepth)],
+    hideSuggestions,
+    formatError: createFormatError(deps.logger, { hideSuggestions }),
+    context: (req) => createGraphQLContext(req, resolvers),
+    checks: [complexityLimit((context) => budgetOf(limits, context.principal)), inputValuesCheck],
+    onErrors: noteOutageOfErrors,
   });
   // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
   // Apollo with a capped share of the connection pool.
@@ -245,7 +205,7 @@ export async function createHttpApp(
 
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, apollo };
+  return app;
 }
 
 /**
@@ -261,21 +221,12 @@ function readOnly(router: RequestHandler): RequestHandler {
 }
 
 /** Notes a database outage that failed a GraphQL field on the response, for its access-log line. */
-function outageLogPlugin(
-  responses: WeakMap<GraphQLContext['log'], Response>,
-): ApolloServerPlugin<GraphQLContext> {
-  return {
-    async requestDidStart() {
-      return {
-        async didEncounterErrors({ contextValue, errors }) {
-          const res = responses.get(contextValue.log);
-          if (!res) return;
-          for (const error of errors) {
-            const domain = asDomainError(unwrapResolverError(error));
-            if (domain instanceof ServiceUnavailableError) return noteOutage(res, domain);
-          }
-        },
-      };
-    },
-  };
+function noteOutageOfErrors(errors: readonly GraphQLError[], res: Response): void {
+  for (const error of errors) {
+    const domain = asDomainError(unwrapResolverError(error));
+    if (domain instanceof ServiceUnavailableError) {
+      noteOutage(res, domain);
+      return;
+    }
+  }
 }

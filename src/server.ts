@@ -148,7 +148,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
     const httpServer = await createListener(config);
-    const { app, apollo } = await createHttpApp(deps, services, httpServer);
+    const app = await createHttpApp(deps, services);
     httpServer.on('request', app);
     httpServer.on('clientError', answerClientErrors(logger));
     await listen(httpServer, config.port, config.host).catch((error: unknown) => {
@@ -178,8 +178,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       payments,
       close() {
         closing ??= (async () => {
-          await apollo.stop(); // drains the HTTP server: waits for in-flight requests
-          await closeServer(httpServer);
+          await closeServer(httpServer); // waits for in-flight requests
           await services.outboundEvents.settled();
           await jobsRef.stop(); // lets running jobs finish before the database goes
           await paymentsRef.close();
@@ -269,10 +268,22 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/** How long a shutdown waits for requests in flight before it cuts their connections. */
+const DRAIN_GRACE_MS = 10_000;
+
+/**
+ * Stops accepting connections, closes idle keep-alive ones, and resolves once every request in flight
+ * has been answered; connections still busy after `DRAIN_GRACE_MS` are cut.
+ */
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
-    server.close(() => resolve());
+    const cut = setTimeout(() => server.closeAllConnections(), DRAIN_GRACE_MS);
+    cut.unref();
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

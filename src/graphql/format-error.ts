@@ -1,7 +1,7 @@
-import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import { asDomainError, assertUnreachable, type ErrorCode, statusOf } from '../core/errors.js';
 import type { Logger } from '../infra/logger.js';
+import { unwrapResolverError } from './http.js';
 
 /** GraphQL `extensions.code` of each domain error code (exhaustive: a new code must be mapped here). */
 export function graphqlCodeOf(code: ErrorCode): string {
@@ -30,7 +30,7 @@ export function graphqlCodeOf(code: ErrorCode): string {
   }
 }
 
-/** Apollo's own codes for requests that never reached a resolver. */
+/** The GraphQL handler's codes for requests that never reached a resolver (src/graphql/http.ts). */
 const CLIENT_ERROR_CODES = new Set([
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',
@@ -51,8 +51,8 @@ const SUGGESTION = / ?Did you mean [^?]*\?/g;
 export interface FormatErrorOptions {
   /**
    * Drop suggestions from client error messages: with introspection off, they would give the schema
-   * away one guess at a time. Validation is also told to make none (`hideSuggestions`); this covers
-   * the messages produced while coercing variables, which Apollo does not let us configure.
+   * away one guess at a time. Validation and variable coercion are also told to make none
+   * (`hideSuggestions`); this is the second line of defence, for any message that still carries one.
    */
   readonly hideSuggestions?: boolean;
 }

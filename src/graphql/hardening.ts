@@ -1,4 +1,3 @@
-import type { ApolloServerPlugin } from '@apollo/server';
 import {
   type ASTNode,
   type DocumentNode,
@@ -17,6 +16,7 @@ import {
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
+import type { ResolvedOperation } from './http.js';
 
 /** Deepest selection nesting an operation may have below its data fields. */
 export const MAX_DEPTH = 10;
@@ -303,9 +303,9 @@ function walkCost(
 }
 
 /**
- * The cost of each operation of each parsed document, for those whose cost no variable decides. Apollo
- * hands every request for the same query text the same cached document, so the walk of a known query
- * runs once; a page size given by a variable is read again on every request.
+ * The cost of each operation of each parsed document, for those whose cost no variable decides. The
+ * GraphQL handler hands every request for the same query text the same cached document, so the walk of
+ * a known query runs once; a page size given by a variable is read again on every request.
  */
 class CostCache {
   readonly #byDocument = new WeakMap<DocumentNode, Map<string | null, Cost>>();
@@ -374,44 +374,39 @@ export function measureDocument(document: DocumentNode): DocumentShape {
   return { aliases, fragmentSpreads, fields };
 }
 
-/** What the cost plugin needs to know of a request's caller. */
+/** What the cost check needs to know of a request's caller. */
 export interface CostBudget {
   readonly maxComplexity: number;
   readonly maxResolverCalls: number;
 }
 
 /**
- * Refuses an operation whose estimated cost exceeds the caller's budget before any resolver runs. A
- * plugin rather than a validation rule because the cost depends on the variables (e.g. `limit: $n`).
+ * Refuses an operation whose estimated cost exceeds the caller's budget before any resolver runs. A check
+ * of the resolved operation rather than a validation rule because the cost depends on the variables
+ * (e.g. `limit: $n`).
  */
-export function complexityLimitPlugin<TContext extends object>(
+export function complexityLimit<TContext>(
   budgetOf: (context: TContext) => CostBudget = () => ({
     maxComplexity: MAX_COMPLEXITY,
     maxResolverCalls: Number.POSITIVE_INFINITY,
   }),
-): ApolloServerPlugin<TContext> {
+): (operation: ResolvedOperation<TContext>) => void {
   const costs = new CostCache();
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ request, document, schema, contextValue }) {
-          const budget = budgetOf(contextValue);
-          const cost = costs.costOf(document, request.operationName, request.variables, schema);
-          if (cost.complexity > budget.maxComplexity) {
-            throw new GraphQLError(
-              `Query is too complex: complexity ${cost.complexity} exceeds the maximum of ${budget.maxComplexity}`,
-              { extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } } },
-            );
-          }
-          if (cost.resolverCalls > budget.maxResolverCalls) {
-            throw new GraphQLError(
-              `Query is too expensive: ${cost.resolverCalls} resolver calls (root fields and per-parent ` +
-                `lists, aliases included) exceed the maximum of ${budget.maxResolverCalls}`,
-              { extensions: { code: 'QUERY_TOO_EXPENSIVE', http: { status: 400 } } },
-            );
-          }
-        },
-      };
-    },
+  return ({ document, operationName, variables, schema, contextValue }) => {
+    const budget = budgetOf(contextValue);
+    const cost = costs.costOf(document, operationName, variables, schema);
+    if (cost.complexity > budget.maxComplexity) {
+      throw new GraphQLError(
+        `Query is too complex: complexity ${cost.complexity} exceeds the maximum of ${budget.maxComplexity}`,
+        { extensions: { code: 'QUERY_TOO_COMPLEX' } },
+      );
+    }
+    if (cost.resolverCalls > budget.maxResolverCalls) {
+      throw new GraphQLError(
+        `Query is too expensive: ${cost.resolverCalls} resolver calls (root fields and per-parent ` +
+          `lists, aliases included) exceed the maximum of ${budget.maxResolverCalls}`,
+        { extensions: { code: 'QUERY_TOO_EXPENSIVE' } },
+      );
+    }
   };
 }

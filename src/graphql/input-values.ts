@@ -1,4 +1,3 @@
-import type { ApolloServerPlugin } from '@apollo/server';
 import { BREAK, type DocumentNode, GraphQLError, visit } from 'graphql';
 import {
   describeInputProblem,
@@ -6,6 +5,7 @@ import {
   type InputProblem,
   textProblem,
 } from '../core/validation.js';
+import type { ResolvedOperation } from './http.js';
 
 /**
  * The first argument value written in the document that PostgreSQL or JSON cannot take: a string with
@@ -40,8 +40,8 @@ function literalProblem(document: DocumentNode): InputProblem | undefined {
 }
 
 /**
- * The literal problem of each parsed document, remembered: Apollo hands every request for the same query
- * text the same cached document, so a known query is walked once, not once per request.
+ * The literal problem of each parsed document, remembered: the GraphQL handler hands every request for the
+ * same query text the same cached document, so a known query is walked once, not once per request.
  */
 const literalProblems = new WeakMap<DocumentNode, InputProblem | null>();
 
@@ -59,19 +59,8 @@ function cachedLiteralProblem(document: DocumentNode): InputProblem | undefined 
  * surrogates, non-finite numbers, nesting beyond the input depth): `BAD_USER_INPUT`, HTTP 400. One
  * check for every transport GraphQL arrives by (POST body, GET query string), so no resolver sees them.
  */
-export function inputValuesPlugin(): ApolloServerPlugin {
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ document, request }) {
-          const problem =
-            cachedLiteralProblem(document) ?? findInputProblem(request.variables ?? {}, 'variables');
-          if (!problem) return;
-          throw new GraphQLError(describeInputProblem(problem), {
-            extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
-          });
-        },
-      };
-    },
-  };
+export function inputValuesCheck({ document, variables }: ResolvedOperation<unknown>): void {
+  const problem = cachedLiteralProblem(document) ?? findInputProblem(variables ?? {}, 'variables');
+  if (!problem) return;
+  throw new GraphQLError(describeInputProblem(problem), { extensions: { code: 'BAD_USER_INPUT' } });
 }

@@ -4,6 +4,7 @@ import type { GraphQLBudget, GraphQLLimits } from '../config.js';
 import { RateLimitedError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { measureDocument } from './hardening.js';
+import { BoundedTextCache } from './text-cache.js';
 
 /** Callers without a credential get the tightest budget: they are the cheapest to multiply. */
 export function budgetOf(limits: GraphQLLimits, principal: Principal | undefined): GraphQLBudget {
@@ -11,8 +12,8 @@ export function budgetOf(limits: GraphQLLimits, principal: Principal | undefined
 }
 
 /**
- * The document Apollo will read from the request: the body's `query`, or for GET the first `query`
- * parameter of the URL, read as Apollo reads it (a repeated parameter must not slip past as an array).
+ * The document the GraphQL handler will read from the request: the body's `query`, or for GET the first
+ * `query` parameter of the URL (a repeated parameter must not slip past as an array).
  */
 function documentOf(req: Request): string | undefined {
   if (req.method === 'GET') {
@@ -28,23 +29,21 @@ function documentOf(req: Request): string | undefined {
 
 type DocumentShape = ReturnType<typeof measureDocument>;
 
-/** How much query text the shape cache may hold: a few hundred typical documents, never more memory. */
-const SHAPE_CACHE_BYTES = 1024 * 1024;
-
 /**
  * The shapes of recently seen query texts (null: the text does not parse), so the documents a client
- * sends again and again are parsed once here, as Apollo's own document cache does for execution. Bounded
- * by the bytes of text it keeps; the oldest entries go first.
+ * sends again and again are parsed once here, as the GraphQL handler's own document cache does for
+ * execution. Bounded by the bytes of text it keeps (see `BoundedTextCache`).
  */
 export class ShapeCache {
-  readonly #shapes = new Map<string, DocumentShape | null>();
-  #bytes = 0;
+  readonly #shapes: BoundedTextCache<DocumentShape | null>;
 
-  constructor(private readonly maxBytes: number = SHAPE_CACHE_BYTES) {}
+  constructor(maxBytes?: number) {
+    this.#shapes = new BoundedTextCache(maxBytes);
+  }
 
   /** The bytes of query text held, for tests of the bound. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#shapes.bytes;
   }
 
   shapeOf(query: string, bytes: number): DocumentShape | null {
@@ -56,20 +55,12 @@ export class ShapeCache {
     } catch {
       shape = null;
     }
-    if (bytes <= this.maxBytes) {
-      this.#shapes.set(query, shape);
-      this.#bytes += bytes;
-      for (const oldest of this.#shapes.keys()) {
-        if (this.#bytes <= this.maxBytes) break;
-        this.#shapes.delete(oldest);
-        this.#bytes -= Buffer.byteLength(oldest, 'utf8');
-      }
-    }
+    this.#shapes.set(query, shape, bytes);
     return shape;
   }
 }
 
-/** The answer GraphQL itself gives to a request it refuses before execution (what Apollo sends). */
+/** The answer GraphQL itself gives to a request it refuses before execution (src/graphql/http.ts). */
 function refuse(res: Response, code: string, message: string): void {
   res.setHeader('Cache-Control', 'no-store');
   res.status(400).json({ errors: [{ message, extensions: { code, statusCode: 400 } }] });

@@ -180,7 +180,7 @@ describe('GraphQL document caps', () => {
     expect(res.body).toEqual(
       refusal('QUERY_TOO_LARGE', 'Query is too large: 8193 bytes exceed the maximum of 8192'),
     );
-    // A repeated parameter is read as Apollo reads it (the first), not skipped as an array.
+    // A repeated parameter is read as the GraphQL handler reads it (the first), not skipped as an array.
     const repeated = await server.http
       .get(
         `/graphql?query=${encodeURIComponent(paddedTo(8193))}&query=${encodeURIComponent('{ __typename }')}`,
