@@ -22,7 +22,8 @@
  * e.g. a copy of dist/ made before a change, beside a package.json and a node_modules link) and measures
  * every Tollgate path on both, interleaved in the same rounds: rows of the second one end in `@B`.
  * BENCH_COMPARE_NODE_FLAGS="--flag …" runs that second Tollgate (this build, without BENCH_COMPARE) with
- * those Node/V8 flags, to measure what a flag costs.
+ * those Node/V8 flags instead of the image's (the Dockerfile's NODE_OPTIONS, which the first one runs
+ * with), to measure what a flag costs; BENCH_COMPARE_NODE_FLAGS=" " runs it with none.
  *
  *   node bench/hot-paths.js   # BENCH_ROUNDS=3 BENCH_DURATION=5 BENCH_CONNECTIONS=10 BENCH_CUSTOMERS=1000
  *                             # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=… BENCH_PATHS=apiKey,graphql
@@ -38,6 +39,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import 'reflect-metadata';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { imageNodeOptions } from './support.js';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -46,9 +48,11 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 1000);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const COMPARE_FLAGS = process.env.BENCH_COMPARE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+/** Tollgate runs with the Node options the image sets (the Dockerfile's NODE_OPTIONS). */
+const IMAGE_FLAGS = imageNodeOptions().split(' ').filter(Boolean);
 const COMPARE = process.env.BENCH_COMPARE
   ? path.resolve(process.env.BENCH_COMPARE)
-  : COMPARE_FLAGS.length > 0
+  : process.env.BENCH_COMPARE_NODE_FLAGS !== undefined
     ? ROOT
     : undefined;
 const dist = (p, root = ROOT) => pathToFileURL(path.join(root, 'dist', 'src', p)).href;
@@ -76,8 +80,9 @@ async function main() {
         `autocannon ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds × ${DURATION} s per path, loopback`,
     );
     console.log(`load before: ${loadavg()}\n`);
-    const tollgate = await start('tollgate', url);
-    const compared = COMPARE ? await start('tollgate', url, COMPARE, COMPARE_FLAGS) : undefined;
+    const tollgate = await start('tollgate', url, ROOT, IMAGE_FLAGS);
+    const comparedFlags = process.env.BENCH_COMPARE_NODE_FLAGS === undefined ? IMAGE_FLAGS : COMPARE_FLAGS;
+    const compared = COMPARE ? await start('tollgate', url, COMPARE, comparedFlags) : undefined;
     const baseline = await start('baseline', url);
     servers.push(tollgate, baseline, ...(compared ? [compared] : []));
     const tollgatePaths = (server) => ({

@@ -7,7 +7,8 @@
  * session and an API key, auth/session, GraphQL checkEntitlement) at 10 connections, after which the
  * process's resident memory (VmRSS) is read.
  *
- * Tollgate runs with NODE_COMPILE_CACHE as the image sets it: the first start fills the cache.
+ * Tollgate runs with NODE_COMPILE_CACHE and NODE_OPTIONS as the image sets them (the Dockerfile's
+ * NODE_OPTIONS unless BENCH_NODE_OPTIONS is given): the first start fills the cache.
  * Everything on loopback; Stripe and SMTP point at ports nothing listens on (a start needs neither).
  * A scratch database on DATABASE_URL's server (else postgres://postgres@127.0.0.1:5432/postgres) is
  * dropped afterwards. Prints medians, spread and the machine's load; exit code 1 when the median start
@@ -31,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import 'reflect-metadata';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { imageNodeOptions } from './support.js';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -75,7 +77,12 @@ async function main() {
       }
     }
     const compared = COMPARE
-      ? await start('tollgate', url, COMPARE, COMPARE_NODE_OPTIONS ?? process.env.BENCH_NODE_OPTIONS)
+      ? await start(
+          'tollgate',
+          url,
+          COMPARE,
+          COMPARE_NODE_OPTIONS ?? process.env.BENCH_NODE_OPTIONS ?? imageNodeOptions(),
+        )
       : undefined;
     const idle = last.rss();
     const idleMemory = await memoryBreakdown(last.url);
@@ -156,7 +163,12 @@ async function seed(url) {
 }
 
 /** Spawns one process and polls `/readyz` until it answers 200. */
-async function start(kind, url, from = root, nodeOptions = process.env.BENCH_NODE_OPTIONS) {
+async function start(
+  kind,
+  url,
+  from = root,
+  nodeOptions = process.env.BENCH_NODE_OPTIONS ?? imageNodeOptions(),
+) {
   const port = await freePort();
   const closed = await freePort();
   const env =

@@ -102,6 +102,15 @@ export async function createApp(url, adminToken, name) {
   return { appId: res.body.data.createApp.app.id, apiKey: res.body.data.createApp.apiKey };
 }
 
+/**
+ * The Node options the image runs Tollgate with (the Dockerfile's `ENV … NODE_OPTIONS=…`), so a bench
+ * measures the process as it runs in production. Empty when the Dockerfile sets none.
+ */
+export function imageNodeOptions() {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  return /^\s*(?:ENV\s+)?NODE_OPTIONS=(\S+)/m.exec(dockerfile)?.[1] ?? '';
+}
+
 export function loadavg() {
   return readFileSync('/proc/loadavg', 'utf8').trim();
 }

@@ -49,7 +49,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export const BODY_LIMIT = '100kb';
+/** The largest request body read: 100 KiB. */
+export const BODY_LIMIT = 100 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

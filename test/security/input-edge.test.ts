@@ -142,6 +142,44 @@ describe('REST inputs PostgreSQL or JSON cannot take are a 400 at the edge', () 
     expect(res.json()).toEqual(envelopeOf(400, message));
   });
 
+  it('answers a plain JSON body (read directly) exactly as body-parser answers the same body', async () => {
+    const bodies = [
+      '{}',
+      '[]',
+      '\uFEFF{"email": 3}',
+      '  \n{"email": "x"}',
+      '   ',
+      '"text"',
+      '12',
+      'null',
+      '{"email":',
+      '{"email": "a@example.com",}',
+      `{"email":"d@example.com","metadata":${'['.repeat(40)}${']'.repeat(40)}}`,
+      '{"email":"h@example.com","metadata":{"n":1e400}}',
+      '{"email":"a\\u0000b@example.com"}',
+    ];
+    for (const body of bodies) {
+      // `application/json` is read directly; the same type spelled in capitals goes through body-parser.
+      const direct = await createRaw(body);
+      const parsed = await createRaw(body, { 'content-type': 'Application/JSON' });
+      expect({ body, status: direct.status, answer: direct.body }).toEqual({
+        body,
+        status: parsed.status,
+        answer: parsed.body,
+      });
+      expect({ body, status: direct.status }).toEqual({ body, status: 400 });
+    }
+    const created = await createRaw(JSON.stringify({ email: 'direct@example.com' }), {}, okApp.apiKey);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ email: 'direct@example.com' });
+    const charset = await createRaw(
+      JSON.stringify({ email: 'charset@example.com' }),
+      { 'content-type': 'application/json; charset=utf-8' },
+      okApp.apiKey,
+    );
+    expect(charset.status).toBe(201);
+  });
+
   it('refuses a body that is not in its Content-Encoding, and an unknown coding', async () => {
     const json = JSON.stringify({ email: 'enc@example.com' });
     for (const coding of ['gzip', 'deflate', 'br']) {
