@@ -255,9 +255,14 @@ export function graphqlHttpHandler<TContext>(options: GraphQLHttpOptions<TContex
       try {
         ({ status, body } = await run(req, res));
       } catch (error) {
-        if (!(error instanceof Refusal)) throw error;
-        ({ status, headers } = error);
-        body = { errors: error.errors };
+        if (error instanceof Refusal) {
+          ({ status, headers } = error);
+          body = { errors: error.errors };
+        } else {
+          // A bug: answered in GraphQL's shape, with what `formatError` makes of it (it logs it).
+          status = 500;
+          body = { errors: [asGraphQLError(error)] };
+        }
       }
     }
     const answer = { errors: formatted(body.errors, res), data: body.data, extensions: body.extensions };
