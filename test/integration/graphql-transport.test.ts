@@ -99,22 +99,28 @@ describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
     expect(put.status).toBe(405);
     expect(put.headers.allow).toBe('GET, POST');
 
-    const repeated = await server.http
-      .get('/graphql?query=%7B__typename%7D&operationName=A&operationName=B')
-      .set('apollo-require-preflight', 'true');
-    expect(repeated.status).toBe(400);
-    expect(repeated.body).toEqual(
-      refused('BAD_REQUEST', "The 'operationName' search parameter may only be specified once."),
-    );
-
-    const badVariables = await server.http
-      .get('/graphql')
-      .query({ query: '{ __typename }', variables: '{not json' })
-      .set('apollo-require-preflight', 'true');
-    expect(badVariables.status).toBe(400);
-    expect(badVariables.body).toEqual(
-      refused('BAD_REQUEST', 'The variables search parameter contains invalid JSON.'),
-    );
+    const badSearches: Array<[string, string]> = [
+      [
+        'query=%7B__typename%7D&operationName=A&operationName=B',
+        "The 'operationName' search parameter may only be specified once.",
+      ],
+      [
+        'query=%7B__typename%7D&variables=%7Bnot%20json',
+        'The variables search parameter contains invalid JSON.',
+      ],
+      [
+        'query=%7B__typename%7D&extensions=%5B1%5D',
+        'The extensions search parameter should contain a JSON-encoded object.',
+      ],
+    ];
+    for (const [search, message] of badSearches) {
+      const res = await server.http.get(`/graphql?${search}`).set('apollo-require-preflight', 'true');
+      expect({ search, status: res.status, body: res.body }).toEqual({
+        search,
+        status: 400,
+        body: refused('BAD_REQUEST', message),
+      });
+    }
 
     const formGet = await server.http
       .get('/graphql')
