@@ -20,8 +20,8 @@ import { BoundedTextCache } from './text-cache.js';
  * GraphQL over HTTP, on graphql-js directly: the transport Apollo Server gave us (until November 2026),
  * kept answer for answer, without its per-request pipeline. A cached `checkEntitlement` spent about a
  * quarter of its CPU time there (plugin hooks and their promises, a SHA-256 of the query text to find
- * the cached document, content negotiation three times, header copies; `bench/hot-paths.js`); graphql-js
- * does the parsing, validation and execution either way.
+ * the cached document, content negotiation up to three times, header copies; `bench/hot-paths.js`);
+ * graphql-js does the parsing, validation and execution either way.
  *
  * What a client sees, as before:
  * - `POST` with a JSON object `{query, variables?, operationName?, extensions?}`, or `GET` with the same as
