@@ -1,4 +1,7 @@
 import type Stripe from 'stripe';
+import { withContext } from '../../src/db.js';
+import { ProviderNotificationsService } from '../../src/modules/subscriptions/provider-notifications.service.js';
+import { SubscriptionEvents } from '../../src/modules/subscriptions/subscription-events.js';
 import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
@@ -266,17 +269,90 @@ describe('Stripe notification receiver', () => {
     });
   });
 
+  it('applies a newer event under the row lock once its optimistic tries are spent: exactly once, announced once', async () => {
+    await withEndpoint({ url: 'http://127.0.0.1:9/row-lock' }, async () => {
+      const { customerId, completed, subscriptionId, remote } =
+        await subscribedCustomer('row-lock@example.com');
+      // The receiver's own service with no optimistic try, so every newer event takes the locked path
+      // (the one a storm of deliveries for one subscription ends in).
+      const locked = new ProviderNotificationsService(
+        server.deps.orm,
+        server.deps.payments,
+        server.services.customers,
+        new SubscriptionEvents(server.services.outboundEvents),
+        undefined,
+        undefined,
+        0,
+      );
+      const at = completed.created as number;
+      const update = (id: string, created: number, cancel: boolean) =>
+        signedNotification(server, {
+          id,
+          object: 'event',
+          api_version: completed.api_version,
+          created,
+          data: { object: { ...remote, cancel_at_period_end: cancel } },
+          livemode: false,
+          pending_webhooks: 1,
+          request: { id: null, idempotency_key: null },
+          type: 'customer.subscription.updated',
+        });
+      const apply = (delivery: { body: string; signature: string }) =>
+        withContext(server.deps.orm, () =>
+          locked.applyStripeNotification(
+            locked.verifyStripeNotification(Buffer.from(delivery.body), delivery.signature),
+          ),
+        );
+      const newer = update('evt_row_lock_newer', at + 20, true);
+      expect(await apply(newer)).toEqual({ applied: true });
+      expect(await apply(newer)).toEqual({ applied: false });
+      expect(await apply(update('evt_row_lock_older', at + 10, false))).toEqual({ applied: false });
+      expect(await subscriptionRow(subscriptionId)).toMatchObject({
+        status: 'active',
+        cancel_at_period_end: true,
+      });
+      expect(
+        await count("select count(*) as n from processed_event where id like 'evt\\_row\\_lock\\_%'", []),
+      ).toBe(2);
+      const tollgateId = (
+        await server.deps.orm.em
+          .fork()
+          .getConnection()
+          .execute<{ id: string }[]>('select id from subscription where stripe_subscription_id = ?', [
+            subscriptionId,
+          ])
+      )[0]!.id;
+      expect(
+        await count(
+          "select count(*) as n from webhook_event where type = 'subscription.updated' and body like ?",
+          [`%"id":"${tollgateId}"%`],
+        ),
+      ).toBe(1);
+      // Subscription events name their customer (what the test below filters on).
+      expect(
+        await count(
+          `select count(*) as n from webhook_event where type like 'subscription.%' and body like ?`,
+          [`%"${customerId}"%`],
+        ),
+      ).toBeGreaterThanOrEqual(2);
+    });
+  });
+
   it('records no subscription or entitlement event when the only endpoint takes other types', async () => {
     await withEndpoint({ url: 'http://127.0.0.1:9/never', events: ['customer.created'] }, async () => {
-      const { completed, subscriptionId, remote } = await subscribedCustomer('other-types-only@example.com');
+      const { customerId, completed, subscriptionId, remote } = await subscribedCustomer(
+        'other-types-only@example.com',
+      );
       const { answers } = await deliverTenUpdatesFourTimes(completed, remote, 'evt_other_types_', 'unpaid');
       expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
       expect(await subscriptionRow(subscriptionId)).toMatchObject({ status: 'unpaid' });
+      // This customer's events only: other tests of the file share the app (and give it endpoints).
       expect(
         await count(
           `select count(*) as n from webhook_event
-            where app_id = ? and (type like 'subscription.%' or type = 'entitlements.updated')`,
-          [app.appId],
+            where app_id = ? and (type like 'subscription.%' or type = 'entitlements.updated')
+              and body like ?`,
+          [app.appId, `%"${customerId}"%`],
         ),
       ).toBe(0);
     });
