@@ -91,6 +91,17 @@ async function subscriptionRow(stripeSubscriptionId: string) {
   return rows[0];
 }
 
+/** Tollgate's id of the subscription Stripe knows as `stripeSubscriptionId`. */
+async function tollgateSubscriptionId(stripeSubscriptionId: string): Promise<string> {
+  const rows = await server.deps.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ id: string }[]>('select id from subscription where stripe_subscription_id = ?', [
+      stripeSubscriptionId,
+    ]);
+  return rows[0]!.id;
+}
+
 /** A customer whose paid checkout Tollgate has applied, and its subscription as Stripe holds it now. */
 async function subscribedCustomer(email: string) {
   const customerId = await newCustomer(email);
@@ -314,14 +325,7 @@ describe('Stripe notification receiver', () => {
       expect(
         await count("select count(*) as n from processed_event where id like 'evt\\_row\\_lock\\_%'", []),
       ).toBe(2);
-      const tollgateId = (
-        await server.deps.orm.em
-          .fork()
-          .getConnection()
-          .execute<{ id: string }[]>('select id from subscription where stripe_subscription_id = ?', [
-            subscriptionId,
-          ])
-      )[0]!.id;
+      const tollgateId = await tollgateSubscriptionId(subscriptionId);
       expect(
         await count(
           "select count(*) as n from webhook_event where type = 'subscription.updated' and body like ?",
@@ -384,14 +388,7 @@ describe('Stripe notification receiver', () => {
           status: 'unpaid',
           cancel_at_period_end: true,
         });
-        const tollgateId = (
-          await server.deps.orm.em
-            .fork()
-            .getConnection()
-            .execute<{ id: string }[]>('select id from subscription where stripe_subscription_id = ?', [
-              subscriptionId,
-            ])
-        )[0]!.id;
+        const tollgateId = await tollgateSubscriptionId(subscriptionId);
         // Every applied change is one recorded subscription.updated, and each arrives once, signed.
         const recorded = await count(
           "select count(*) as n from webhook_event where type = 'subscription.updated' and body like ?",
