@@ -192,7 +192,7 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
     onErrors: noteOutageOfErrors,
   });
   // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
-  // Apollo with a capped share of the connection pool.
+  // the GraphQL handler with a capped share of the connection pool.
   app.use(
     '/graphql',
     noteMount,

@@ -299,11 +299,15 @@ function asGraphQLError(error: unknown): GraphQLError {
   return new GraphQLError(cause.message, { originalError: cause });
 }
 
+/** The request's media type without parameters, lower-cased (`type/subtype`), or undefined without one. */
+function contentTypeEssence(req: Request): string | undefined {
+  return req.headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
+}
+
 /** Refuses requests a cross-site form could send without a preflight (see the module's comment). */
 function preventCsrf(req: Request): void {
-  const contentType = req.headers['content-type'];
-  if (contentType !== undefined) {
-    const essence = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  const essence = contentTypeEssence(req);
+  if (essence !== undefined) {
     // A content type a browser would not send in a form is fine; so is one it cannot send at all.
     if (!MEDIA_TYPE.test(essence) || !SIMPLE_CONTENT_TYPES.has(essence)) return;
   }
@@ -362,11 +366,8 @@ function postParams(body: unknown): GraphQLParams {
 }
 
 function getParams(req: Request): GraphQLParams {
-  const contentType = req.headers['content-type'];
-  if (
-    contentType !== undefined &&
-    contentType.split(';', 1)[0]?.trim().toLowerCase() !== 'application/json'
-  ) {
+  const essence = contentTypeEssence(req);
+  if (essence !== undefined && essence !== 'application/json') {
     throw badRequest('GET requests may not have a content-type header other than application/json.', 415);
   }
   const question = req.url.indexOf('?');

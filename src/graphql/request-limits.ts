@@ -67,11 +67,11 @@ function refuse(res: Response, code: string, message: string): void {
 }
 
 /**
- * Refuses, in front of Apollo, documents too big to be worth parsing or validating: first by their size in
+ * Refuses, in front of the GraphQL handler, documents too big to be worth parsing or validating: first by their size in
  * bytes (before parsing), then by the aliases, fragment spreads and fields they spell out (one pass over
  * the parsed document that never follows a spread). GraphQL's own validation (e.g. the rule that checks
  * overlapping fields, quadratic in same-named fields) and the depth and cost walks only ever see
- * documents within these bounds. A document that does not parse is left to Apollo, which reports why.
+ * documents within these bounds. A document that does not parse is left to the handler, which reports why.
  */
 export function documentLimits(limits: GraphQLLimits): RequestHandler {
   const shapes = new ShapeCache();

@@ -284,7 +284,7 @@ describe('GraphQL argument values and variables', () => {
   });
 
   it('answers BAD_USER_INPUT for a NUL written as an escape in the document, every time it is sent', async () => {
-    // The second request gets Apollo's cached document, whose verdict is remembered, not skipped.
+    // The second request gets the handler's cached document, whose verdict is remembered, not skipped.
     for (let attempt = 0; attempt < 2; attempt++) {
       const res = await server.graphql(
         'mutation { createCustomer(input: { email: "a\\u0000b@example.com" }) { id } }',

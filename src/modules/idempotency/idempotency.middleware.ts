@@ -37,7 +37,7 @@ interface GraphQLRequestShape {
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
 }
 
-/** The operation of a GraphQL request body that Apollo would run, or undefined when there is none. */
+/** The operation of a GraphQL request body that the GraphQL handler would run, or undefined when there is none. */
 function operationOf(body: unknown): GraphQLRequestShape | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const { query, operationName } = body as { query?: unknown; operationName?: unknown };
@@ -46,7 +46,7 @@ function operationOf(body: unknown): GraphQLRequestShape | undefined {
   try {
     document = parse(query, { noLocation: true });
   } catch {
-    return undefined; // Apollo answers the syntax error; nothing runs
+    return undefined; // the GraphQL handler answers the syntax error; nothing runs
   }
   const operations: OperationDefinitionNode[] = [];
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -93,7 +93,7 @@ function scopeOf(req: Request, transport: Transport): IdempotencyScope | null {
   if (req.method !== 'POST' || req.headers[IDEMPOTENCY_HEADER] === undefined) return null;
   if (transport === 'graphql') {
     const shape = operationOf(req.body);
-    // Reads are safe to repeat; a document Apollo will refuse runs nothing.
+    // Reads are safe to repeat; a document the GraphQL handler will refuse runs nothing.
     if (shape?.operation.operation !== 'mutation') return null;
     const refused = [...rootFieldNames(shape)].find((name) => REFUSED_MUTATIONS.has(name));
     if (refused) {
