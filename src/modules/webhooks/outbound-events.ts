@@ -134,9 +134,14 @@ export class OutboundEvents {
         em.getTransactionContext(),
       );
     if (deliveries.length === 0) return null;
-    await this.jobs.enqueue<DeliveryJob>(em, DELIVERY_QUEUE, [
-      { data: { deliveryIds: deliveries.map((d) => d.id), attempt: 0 } },
-    ]);
+    await this.jobs.enqueue<DeliveryJob>(
+      em,
+      DELIVERY_QUEUE,
+      deliveryJobs(
+        deliveries.map((d) => d.id),
+        0,
+      ),
+    );
     return prepared.ids[0]!;
   }
 
