@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { connect, migrate } from '../../src/db.js';
 import { createScratchDatabase, dropDatabase } from '../../src/infra/database-admin.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -210,6 +213,39 @@ describe('on a database of its own (TRUNCATE empties every app)', () => {
       [app, n],
     );
   }
+
+  it('counts rows bulk-loaded with COPY, and none of a COPY that failed', async () => {
+    await scratch.query(`insert into app (id, name) values ('app_c1', 'c1'), ('app_c2', 'c2')`);
+    const copy = async (lines: string[]) => {
+      const stream = scratch.query(copyFrom('copy customer (id, app_id, email, email_lower) from stdin'));
+      await pipeline(Readable.from(lines.map((line) => `${line}\n`)), stream);
+    };
+    const rows = (app: string, from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => {
+        const email = `copy${from + i}@${app}.example`;
+        return `cus_copy_${app}_${from + i}\t${app}\t${email}\t${email}`;
+      });
+    // The kept counts of this test's apps, and what COUNT(*) says of them.
+    const mine = async () => {
+      const kept = await counts();
+      const { rows: counted } = await scratch.query<{ app_id: string; n: number }>(
+        `select app_id, count(*)::int as n from customer where app_id in ('app_c1', 'app_c2') group by app_id`,
+      );
+      return {
+        kept: { app_c1: kept.app_c1, app_c2: kept.app_c2 },
+        counted: Object.fromEntries(counted.map((r) => [r.app_id, r.n])),
+      };
+    };
+
+    await copy([...rows('app_c1', 0, 250), ...rows('app_c2', 0, 40)]);
+    expect(await mine()).toEqual({ kept: { app_c1: 250, app_c2: 40 }, counted: { app_c1: 250, app_c2: 40 } });
+    // A load that fails part-way (a duplicate id on its last line) leaves no row and no count behind.
+    const duplicate = 'cus_copy_app_c1_0\tapp_c1\tdup@x.example\tdup@x.example';
+    await expect(copy([...rows('app_c1', 250, 300), duplicate])).rejects.toThrow(/duplicate key/);
+    expect(await mine()).toEqual({ kept: { app_c1: 250, app_c2: 40 }, counted: { app_c1: 250, app_c2: 40 } });
+    await scratch.query(`delete from app where id in ('app_c1', 'app_c2')`);
+    expect(await mine()).toEqual({ kept: { app_c1: undefined, app_c2: undefined }, counted: {} });
+  });
 
   it('keeps the count exact through TRUNCATE, a reload and an app deleted with its customers', async () => {
     await scratch.query(`insert into app (id, name) values ('app_t1', 't1'), ('app_t2', 't2')`);
