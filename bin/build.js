@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildApiReference } from './build-api-reference.js';
 import { buildDashboard } from './build-dashboard.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,6 +21,7 @@ const INPUTS = [
   'tsconfig.json',
   'package.json',
   'bin/build-dashboard.js',
+  'bin/build-api-reference.js',
   'packages/client/src',
   'packages/client/tsconfig.json',
   'packages/client/package.json',
@@ -56,7 +58,7 @@ export function canBuild(root = ROOT) {
 /**
  * Compiles the server (no type check: `npm run typecheck` does that) and the client package (checked:
  * its declarations are what users compile against), output on stderr, builds the dashboard's browser
- * files (bin/build-dashboard.js), then writes the stamp.
+ * files (bin/build-dashboard.js) and the API reference's (bin/build-api-reference.js), then writes the stamp.
  */
 export async function build(root = ROOT) {
   const started = new Date();
@@ -80,6 +82,12 @@ export async function build(root = ROOT) {
     await buildDashboard(root);
   } catch (error) {
     process.stderr.write(`dashboard: ${error.message}\n`);
+    return false;
+  }
+  try {
+    buildApiReference(root);
+  } catch (error) {
+    process.stderr.write(`API reference: ${error.message}\n`);
     return false;
   }
   const stamp = path.join(root, STAMP);

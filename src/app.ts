@@ -28,6 +28,7 @@ import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { idempotencyMiddleware } from './modules/idempotency/idempotency.middleware.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
+import { apiReferenceRouter } from './rest/api-reference.js';
 import { cors } from './rest/cors.js';
 import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
 import { httpMetrics, metricsHandler, noteMount } from './rest/metrics.rest.js';
@@ -127,6 +128,7 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
   }
 
   if (deps.config.graphql.graphiql) app.use(readOnly(graphiqlRouter()));
+  if (deps.config.docs) app.use(readOnly(apiReferenceRouter()));
   app.use(readOnly(dashboardRouter()));
 
   // One EntityManager fork per request, for REST and GraphQL alike.

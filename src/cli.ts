@@ -45,12 +45,13 @@ JSON commands print only their JSON on stdout; messages go to stderr. Exit codes
  * secret (the admin token came from ADMIN_TOKEN: its owner has it already) and lists only what is served.
  */
 function printBanner(server: RunningServer): void {
-  const { production, graphql } = server.deps.config;
+  const { production, graphql, docs } = server.deps.config;
   const lines = [
     '',
     '  Tollgate is running',
     '',
     `  REST API     ${server.url}/v1`,
+    ...(docs ? [`  API docs     ${server.url}/docs`] : []),
     graphql.graphiql ? `  GraphiQL     ${server.url}/graphql` : `  GraphQL      ${server.url}/graphql`,
     `  Dashboard    ${server.url}/dashboard`,
     production ? '  Admin token  the value of ADMIN_TOKEN' : `  Admin token  ${server.adminToken}`,

@@ -47,6 +47,8 @@ export interface Config {
     readonly keyPrefix: string;
   };
   readonly graphql: { readonly introspection: boolean; readonly graphiql: boolean };
+  /** The interactive REST API reference at `/docs` (src/rest/api-reference.ts). */
+  readonly docs: boolean;
   readonly graphqlLimits: GraphQLLimits;
   /** Outbound webhooks (src/modules/webhooks/). */
   readonly webhooks: {
@@ -192,6 +194,7 @@ const envSchema = z.object({
   RATE_LIMIT_KEY_PREFIX: z.string().min(1).default('tollgate:rl'),
   GRAPHQL_INTROSPECTION: flag.optional(),
   GRAPHIQL: flag.optional(),
+  DOCS: flag.optional(),
   GRAPHQL_MAX_DOCUMENT_BYTES: positive.default(16_384),
   GRAPHQL_ANONYMOUS_MAX_DOCUMENT_BYTES: positive.default(8_192),
   GRAPHQL_MAX_ALIASES: positive.default(30),
@@ -303,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       introspection: e.GRAPHQL_INTROSPECTION ?? !production,
       graphiql: e.GRAPHIQL ?? !production,
     },
+    docs: e.DOCS ?? !production,
     graphqlLimits: {
       authenticated: {
         maxDocumentBytes: e.GRAPHQL_MAX_DOCUMENT_BYTES,

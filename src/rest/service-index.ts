@@ -47,6 +47,8 @@ export function serviceIndex(config: Config): ServiceIndex {
       rest: '/v1',
       graphql: '/graphql',
       ...(config.graphql.graphiql ? { graphiql: '/graphql' } : {}),
+      // The interactive REST reference rendered from the same document, when served.
+      ...(config.docs ? { apiReference: '/docs' } : {}),
       health: '/healthz',
       readiness: '/readyz',
     },

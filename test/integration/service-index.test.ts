@@ -18,29 +18,33 @@ describe('the service index and the OpenAPI document', () => {
   let server: TestServer;
   let quiet: TestServer;
   beforeAll(async () => {
-    [server, quiet] = await Promise.all([startTestServer(), startTestServer({ env: { GRAPHIQL: 'false' } })]);
+    [server, quiet] = await Promise.all([
+      startTestServer(),
+      startTestServer({ env: { GRAPHIQL: 'false', DOCS: 'false' } }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([server?.close(), quiet?.close()]);
   });
 
-  it('GET / names the service and its version and links to its documents and GraphiQL', async () => {
+  it('GET / names the service and its version and links to its documents, GraphiQL and the API reference', async () => {
     const res = await server.http.get('/');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({
       name: 'tollgate',
       version: PACKAGE.version,
-      links: { ...LINKS, graphiql: '/graphql' },
+      links: { ...LINKS, graphiql: '/graphql', apiReference: '/docs' },
     });
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();
   });
 
-  it('leaves GraphiQL out when it is not served', async () => {
+  it('leaves GraphiQL and the API reference out when they are not served', async () => {
     const res = await quiet.http.get('/');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ name: 'tollgate', version: PACKAGE.version, links: LINKS });
     expect((await quiet.http.get('/v1')).body.links).toEqual(LINKS);
+    expect((await quiet.http.get('/docs')).status).toBe(404);
   });
 
   it('GET /v1 answers the same index, counted like every /v1 request', async () => {
@@ -49,7 +53,7 @@ describe('the service index and the OpenAPI document', () => {
     expect(res.body).toEqual({
       name: 'tollgate',
       version: PACKAGE.version,
-      links: { ...LINKS, graphiql: '/graphql' },
+      links: { ...LINKS, graphiql: '/graphql', apiReference: '/docs' },
     });
     expect(res.headers['x-ratelimit-limit']).toBe('100000');
     const { apiKey } = await server.createApp();

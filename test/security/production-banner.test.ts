@@ -121,6 +121,7 @@ describe('production start', () => {
     expect(banner).not.toContain('GraphiQL');
     expect(banner).not.toContain('Dev mailbox');
     expect(banner).not.toContain('API key');
+    expect(banner).not.toContain('API docs');
 
     // Advertised as absent because it is absent: a browser gets no GraphiQL page.
     const page = await request(base)
@@ -188,6 +189,8 @@ describe('development start', () => {
     expect((await request(base).get('/graphql').set('accept', 'text/html')).text).toContain(
       'Loading GraphiQL',
     );
+    expect(banner).toContain(`API docs     ${base}/docs\n`);
+    expect((await request(base).get('/docs')).text).toContain('Tollgate API reference');
     expect(banner).toContain(`Dev mailbox  ${base}/dev/mailbox\n`);
     expect((await request(base).get('/dev/mailbox')).status).toBe(200);
     expect(banner).toMatch(

@@ -819,6 +819,11 @@ export interface components {
                  * @constant
                  */
                 graphiql?: "/graphql";
+                /**
+                 * @description The interactive reference of this document (Redoc); present only when it is served
+                 * @constant
+                 */
+                apiReference?: "/docs";
                 /** @constant */
                 health: "/healthz";
                 /** @constant */
