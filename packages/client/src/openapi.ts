@@ -927,20 +927,6 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        CancelSubscriptionRequest: {
-            /** @default false */
-            atPeriodEnd?: boolean;
-        };
-        ChangePlanRequest: {
-            /** @description Another plan of the app with a Stripe price. */
-            planId: string;
-            /**
-             * @description Stripe's words for how the rest of the current period is charged.
-             * @default create_prorations
-             * @enum {string}
-             */
-            prorationBehavior?: "create_prorations" | "none" | "always_invoice";
-        };
         PlanChangePreview: {
             planId: string;
             /** @enum {string} */
@@ -994,8 +980,10 @@ export interface components {
             /** @description The plan to subscribe to. */
             planId: string;
             /**
-             * Format: uri
-             * @description Absolute URL including scheme; may contain the literal `{CHECKOUT_SESSION_ID}`.
+             * @description An absolute http(s) URL including the scheme, without user info. It may contain the literal
+             *     `{CHECKOUT_SESSION_ID}`, which the payment provider replaces with its checkout session's id, e.g.
+             *     `https://app.example.com/welcome?session={CHECKOUT_SESSION_ID}`.
+             * @example https://app.example.com/welcome?session={CHECKOUT_SESSION_ID}
              */
             successUrl: string;
             /** Format: uri */
@@ -1126,10 +1114,10 @@ export interface components {
             attemptLog: {
                 /** Format: date-time */
                 attemptedAt: string;
-                /** @description null when no answer came (timeout */
+                /** @description null when no answer came (timeout, refused address, connection error). */
                 statusCode: number | null;
                 durationMs: number;
-                /** @description The start of the answer */
+                /** @description The start of the answer, or why there was none. */
                 excerpt: string;
             }[];
         };
@@ -1147,7 +1135,7 @@ export interface components {
             created: string;
             /** @description In the smallest unit of the currency (e.g. cents) */
             amountPaid: number;
-            /** @description Three-letter ISO code */
+            /** @description Three-letter ISO code, lowercase */
             currency: string;
             /** @description draft, open, paid, uncollectible or void */
             status: string | null;
@@ -1456,7 +1444,33 @@ export interface components {
          */
         IdempotencyKey: string;
     };
-    requestBodies: never;
+    requestBodies: {
+        CancelSubscriptionRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Cancel when the current period ends instead of at once.
+                     * @default false
+                     */
+                    atPeriodEnd?: boolean;
+                };
+            };
+        };
+        ChangePlanRequest: {
+            content: {
+                "application/json": {
+                    /** @description Another plan of the app with a Stripe price. */
+                    planId: string;
+                    /**
+                     * @description Stripe's words for how the rest of the current period is charged.
+                     * @default create_prorations
+                     * @enum {string}
+                     */
+                    prorationBehavior?: "create_prorations" | "none" | "always_invoice";
+                };
+            };
+        };
+    };
     headers: {
         /** @description Requests allowed in the current window. */
         "X-RateLimit-Limit": string;
@@ -1836,11 +1850,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CancelSubscriptionRequest"];
-            };
-        };
+        requestBody?: components["requestBodies"]["CancelSubscriptionRequest"];
         responses: {
             200: components["responses"]["SubscriptionUpdated"];
             400: components["responses"]["BadRequest"];
@@ -1948,11 +1958,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChangePlanRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["ChangePlanRequest"];
         responses: {
             200: components["responses"]["SubscriptionUpdated"];
             400: components["responses"]["BadRequest"];
@@ -1988,11 +1994,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChangePlanRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["ChangePlanRequest"];
         responses: {
             /** @description The proration the change would bring */
             200: {

@@ -5,6 +5,8 @@ import type { components } from './openapi.js';
  * `openapi.ts` by `npm run generate -w @tollgate/client`; CI fails when the two differ).
  */
 type Schemas = components['schemas'];
+/** Request bodies whose fields have defaults (optional fields, whatever the generator's settings). */
+type RequestBodies = components['requestBodies'];
 
 export type Metadata = Schemas['Metadata'];
 export type Customer = Schemas['Customer'];
@@ -13,7 +15,8 @@ export type CreateCustomerRequest = Schemas['CreateCustomerRequest'];
 export type UpdateCustomerRequest = Schemas['UpdateCustomerRequest'];
 export type Subscription = Schemas['Subscription'];
 export type SubscriptionList = Schemas['SubscriptionList'];
-export type CancelSubscriptionRequest = Schemas['CancelSubscriptionRequest'];
+export type CancelSubscriptionRequest =
+  RequestBodies['CancelSubscriptionRequest']['content']['application/json'];
 export type Entitlements = Schemas['Entitlements'];
 export type EntitlementCheck = Schemas['EntitlementCheck'];
 export type CheckoutSessionRequest = Schemas['CheckoutSessionRequest'];
@@ -50,7 +53,7 @@ export interface PostOptions {
   readonly idempotencyKey?: string;
 }
 
-export type ChangePlanRequest = Schemas['ChangePlanRequest'];
+export type ChangePlanRequest = RequestBodies['ChangePlanRequest']['content']['application/json'];
 export type BillingPortalSessionRequest = Schemas['BillingPortalSessionRequest'];
 export type BillingPortalSessionResult = Schemas['BillingPortalSessionResult'];
 export type SubscriptionSyncResult = Schemas['SubscriptionSyncResult'];
