@@ -30,7 +30,7 @@ FROM node:24-slim AS runtime
 # NODE_COMPILE_CACHE: V8's compiled code is kept on disk, so a start reads it instead of compiling
 # every module again (about half of a start's time is loading modules).
 # NODE_OPTIONS: V8's young generation capped at 2 x 16 MB instead of the 2 x 64 MB it grows to on
-# 64-bit Node 24, which was most of the resident memory past the live heap (README: Performance).
+# 64-bit Node 24, which was most of the resident memory past the live heap (docs/performance.md).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4000 \

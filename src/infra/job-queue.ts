@@ -73,7 +73,7 @@ export class JobQueue {
       registerInstance: false,
       persistWarnings: false,
       // Workers poll: waking every worker by NOTIFY on each insert cost more than it saved under load
-      // (see the README's outbound webhook figures), and polling needs no dedicated connection.
+      // (see docs/performance.md, Outbound webhooks), and polling needs no dedicated connection.
     });
     boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'));
     boss.on('warning', (warning) => options.logger.warn({ warning }, 'job queue warning'));

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * The layering the README's architecture section describes, checked on the source's own import
+ * The layering docs/architecture.md describes, checked on the source's own import
  * statements, so a shortcut (a router importing the service graph, an entity in the GraphQL edge) fails
  * here instead of quietly growing back.
  */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 /**
  * `npm ci` (CI and the image build) accepts the lock only when it lists every optional platform build
  * its packages name; `npm install` writes such an incomplete lock without complaint when the registry
- * lacks a build. These checks say so at `npm test`, naming the package to pin (see the README's notes).
+ * lacks a build. These checks say so at `npm test`, naming the package to pin (see docs/development.md).
  */
 interface LockEntry {
   readonly version?: string;

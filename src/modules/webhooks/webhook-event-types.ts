@@ -1,6 +1,6 @@
 /**
  * The registry of outbound event types: what an endpoint may subscribe to, and what the core may record.
- * A feature that records a new type adds it here (and to the README's list).
+ * A feature that records a new type adds it here (and to docs/reference/events.md).
  */
 export const WEBHOOK_EVENT_TYPES = [
   'customer.created',
