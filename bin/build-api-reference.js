@@ -4,6 +4,7 @@
 // production image ships these files and not the redoc package.
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 
 export const API_REFERENCE_OUTPUT = path.join('dist', 'api-reference');
 
@@ -28,10 +29,10 @@ export function buildApiReference(root) {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const bundles = path.join(root, 'node_modules', 'redoc', 'bundles');
-  writeFileSync(
-    path.join(out, 'redoc.standalone.js'),
-    localOnly(readFileSync(path.join(bundles, 'redoc.standalone.js'), 'utf8')),
-  );
+  const redoc = Buffer.from(localOnly(readFileSync(path.join(bundles, 'redoc.standalone.js'), 'utf8')));
+  writeFileSync(path.join(out, 'redoc.standalone.js'), redoc);
+  // Compressed here, once: gzip of 1.1 MB takes a CPU-bound 0.15 to 0.25 s that no start should pay.
+  writeFileSync(path.join(out, 'redoc.standalone.js.gz'), gzipSync(redoc, { level: 9 }));
   copyFileSync(
     path.join(bundles, 'redoc.standalone.js.LICENSE.txt'),
     path.join(out, 'redoc.standalone.js.LICENSE.txt'),

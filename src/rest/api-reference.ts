@@ -75,14 +75,13 @@ function findRoot(): string {
 
 export const API_REFERENCE_BUILD_DIR = path.join(findRoot(), 'dist', 'api-reference');
 
-function asset(body: Buffer): Asset {
-  return { body, gzip: gzipSync(body, { level: 9 }) };
-}
-
-/** Redoc's build and the start script, read once into memory with their gzip form; undefined unbuilt. */
+/**
+ * Redoc's build (and its gzip form, made at build time) and the start script, read into memory;
+ * undefined when there is no build.
+ */
 export function loadApiReferenceBuild(dir = API_REFERENCE_BUILD_DIR): Build | undefined {
   const redocFile = path.join(dir, 'redoc.standalone.js');
-  if (!existsSync(redocFile)) return undefined;
+  if (!existsSync(redocFile) || !existsSync(`${redocFile}.gz`)) return undefined;
   const redoc = readFileSync(redocFile);
   const start = Buffer.from(START_SCRIPT);
   const version = createHash('sha256').update(redoc).update(start).digest('hex').slice(0, 16);
@@ -106,8 +105,8 @@ export function loadApiReferenceBuild(dir = API_REFERENCE_BUILD_DIR): Build | un
   return {
     version,
     assets: new Map([
-      ['redoc.js', asset(redoc)],
-      ['start.js', asset(start)],
+      ['redoc.js', { body: redoc, gzip: readFileSync(`${redocFile}.gz`) }],
+      ['start.js', { body: start, gzip: gzipSync(start) }],
     ]),
     page,
   };
@@ -117,10 +116,19 @@ function setSecurityHeaders(res: Response): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
 }
 
-/** `GET /docs` (the page) and `GET /docs/assets/<version>/<file>` (Redoc and its start script). */
-export function apiReferenceRouter(build = loadApiReferenceBuild()): Router {
+/**
+ * `GET /docs` (the page) and `GET /docs/assets/<version>/<file>` (Redoc and its start script). The
+ * files are read at the first request, not at start: most starts never serve them.
+ */
+export function apiReferenceRouter(load: () => Build | undefined = loadApiReferenceBuild): Router {
+  let loaded: { build: Build | undefined } | undefined;
+  const current = () => {
+    loaded ??= { build: load() };
+    return loaded.build;
+  };
   const router = Router();
   router.get(API_REFERENCE_PATH, (_req: Request, res: Response) => {
+    const build = current();
     setSecurityHeaders(res);
     res.setHeader('Cache-Control', 'no-store');
     if (!build) {
@@ -130,6 +138,7 @@ export function apiReferenceRouter(build = loadApiReferenceBuild()): Router {
     res.type('html').send(build.page);
   });
   router.get(`${API_REFERENCE_PATH}/assets/:version/:file`, (req: Request, res: Response, next) => {
+    const build = current();
     const found =
       build && req.params.version === build.version ? build.assets.get(String(req.params.file)) : undefined;
     if (!found) return next();
