@@ -449,7 +449,7 @@ export class CustomersService {
           createdAt: now,
           updatedAt: now,
         });
-        await this.events.record(em, appId, 'customer.created', presentCustomer(customer));
+        await this.events.record(em, appId, 'customer.created', presentCustomer(customer), [customer.id]);
         return customer;
       });
     } catch (error) {
@@ -490,7 +490,7 @@ export class CustomersService {
         customer.name = name;
         customer.metadata = metadata;
         customer.updatedAt = this.clock.now();
-        await this.events.record(em, appId, 'customer.updated', presentCustomer(customer));
+        await this.events.record(em, appId, 'customer.updated', presentCustomer(customer), [customer.id]);
       }
       return customer;
     });
@@ -529,7 +529,7 @@ export class CustomersService {
       .execute();
     const customer = await em.findOneOrFail(Customer, { app: appId, emailLower });
     if (customer.id === id)
-      await this.events.record(em, appId, 'customer.created', presentCustomer(customer));
+      await this.events.record(em, appId, 'customer.created', presentCustomer(customer), [customer.id]);
     return customer;
   }
 
@@ -541,7 +541,9 @@ export class CustomersService {
     if (customer.paymentCustomerId) return;
     customer.paymentCustomerId = paymentCustomerId;
     customer.updatedAt = this.clock.now();
-    await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(customer));
+    await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(customer), [
+      customer.id,
+    ]);
   }
 
   private async getCustomerOrFail(appId: string, id: string): Promise<Customer> {
