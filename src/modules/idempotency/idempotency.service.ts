@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
@@ -66,6 +66,14 @@ export interface ErasedCustomer {
 export const ERASED_SUBJECT_MESSAGE =
   'The customer this request concerned was deleted: its answer is no longer kept, and the request does not run again; use a new Idempotency-Key for a new request';
 
+/**
+ * The key a tombstone keeps in place of the one sent, which may itself hold a personal value (a key made
+ * of the customer's e-mail, say): a digest, which a repeat of the key finds again.
+ */
+function tombstoneKey(key: string): string {
+  return `erased:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+}
+
 /** The record of the request being served, so that its own customer erasure leaves it to finish. */
 const ownRecord = new AsyncLocalStorage<{ readonly credentialId: string; readonly key: string }>();
 
@@ -110,8 +118,10 @@ export class IdempotencyService {
         return this.#run(scope, key, ownerToken);
       const [row] = await this.connection.execute<RecordRow[]>(
         `select fingerprint, erased_at, response_status, response_content_type, response_body
-           from idempotency_record where credential_id = ? and key = ?`,
-        [scope.credentialId, key],
+           from idempotency_record
+          where credential_id = ? and (key = ? or (key = ? and expires_at > ?))
+          order by erased_at nulls last limit 1`,
+        [scope.credentialId, key, tombstoneKey(key), this.clock.now()],
       );
       // Given back (its first run failed with a server error) between the two statements: try again.
       if (!row) continue;
@@ -143,7 +153,8 @@ export class IdempotencyService {
 
   /**
    * Inserts the record as running, or takes over one that expired, or one of the same request whose run
-   * died (lease passed without an answer). True when this run now holds it.
+   * died (lease passed without an answer); never while the key's tombstone lasts. True when this run now
+   * holds it.
    */
   async #take(
     scope: IdempotencyScope,
@@ -156,7 +167,9 @@ export class IdempotencyService {
     const rows = await this.connection.execute<unknown[]>(
       `insert into idempotency_record as r
          (credential_id, key, app_id, fingerprint, owner_token, locked_until, customer_ids, created_at, expires_at)
-       values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)
+       select ?, ?, ?, ?, ?, ?::timestamptz, ?::jsonb, ?::timestamptz, ?::timestamptz
+        where not exists (select 1 from idempotency_record t
+                           where t.credential_id = ? and t.key = ? and t.expires_at > ?)
        on conflict (credential_id, key) do update
          set app_id = excluded.app_id, fingerprint = excluded.fingerprint, owner_token = excluded.owner_token,
              locked_until = excluded.locked_until, customer_ids = excluded.customer_ids,
@@ -177,6 +190,9 @@ export class IdempotencyService {
         JSON.stringify(customerIds),
         now,
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        scope.credentialId,
+        tombstoneKey(key),
+        now,
         now,
         now,
       ],
@@ -203,15 +219,16 @@ export class IdempotencyService {
           await this.connection.execute(`delete from idempotency_record where ${where}`, ids);
           return;
         }
-        const stored = await this.connection.execute<unknown[]>(
+        // A record whose customer was erased while it ran is a tombstone under another key by now: its
+        // answer is never stored.
+        await this.connection.execute(
           `update idempotency_record
               set response_status = ?, response_content_type = ?, response_body = ?, owner_token = null,
                   locked_until = null,
                   customer_ids = (select coalesce(jsonb_agg(distinct id order by id), '[]')
                                     from (select jsonb_array_elements_text(customer_ids) as id
                                           union select jsonb_array_elements_text(?::jsonb)) as named)
-            where ${where} and erased_at is null
-           returning 1`,
+            where ${where} and erased_at is null`,
           [
             response.status,
             response.contentType,
@@ -220,13 +237,6 @@ export class IdempotencyService {
             ...ids,
           ],
         );
-        // Its customer was erased while it ran: it stays a tombstone, its answer is not kept.
-        if (stored.length === 0) {
-          await this.connection.execute(
-            `update idempotency_record set owner_token = null, locked_until = null where ${where}`,
-            ids,
-          );
-        }
       },
     };
   }
@@ -242,8 +252,9 @@ export class IdempotencyService {
   /**
    * Turns into tombstones, in the caller's transaction, the records of the customer, selected by id alone
    * (never by searching text): those kept under its sessions, and those whose request touched it (the
-   * `customerIds` recorded when they were written). A tombstone keeps only its credential, key and expiry
-   * (no request fingerprint, no answer, no ids): a repeat is refused with 409 until it expires, neither
+   * `customerIds` recorded when they were written). A tombstone keeps only its credential, a digest of
+   * its key (a key may hold a personal value) and its expiry (no request fingerprint, no answer, no ids):
+   * a repeat is refused with 409 until it expires, neither
    * replayed nor run again. A record still running becomes one too, and its answer is never stored,
    * except the record of the request making this erasure, which finishes as usual.
    */
@@ -251,7 +262,8 @@ export class IdempotencyService {
     const own = ownRecord.getStore();
     await em.execute(
       `update idempotency_record
-          set erased_at = ?, fingerprint = '', customer_ids = '[]', response_status = null,
+          set erased_at = ?, key = 'erased:' || encode(sha256(convert_to(key, 'UTF8')), 'hex'),
+              fingerprint = '', customer_ids = '[]', owner_token = null, locked_until = null, response_status = null,
               response_content_type = null, response_body = null
         where app_id = ? and erased_at is null
           and (credential_id in (select jsonb_array_elements_text(?::jsonb)) or customer_ids @> ?::jsonb)
