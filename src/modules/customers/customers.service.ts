@@ -7,6 +7,7 @@ import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Page } from '../../core/pagination.js';
 import { type AppScope, type Principal, requireApiKey } from '../../core/principal.js';
+import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
@@ -454,6 +455,14 @@ export class CustomersService {
       });
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) {
+        // The refusal names the address, so the customer holding it is a subject of this request (a
+        // stored idempotent answer of it goes when that customer is erased).
+        const holder = await this.em.findOne(
+          Customer,
+          { app: appId, emailLower: email.toLowerCase() },
+          { fields: ['id'] },
+        );
+        noteCustomer(holder?.id);
         throw new ConflictError(`A customer with e-mail ${email} already exists`);
       }
       throw error;
