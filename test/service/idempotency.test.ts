@@ -169,11 +169,18 @@ describe('IdempotencyService', () => {
         );
       }
       expect(await service.claim(who, 'bystander', 'f')).toEqual({ kind: 'replay', response: answer });
-      // Expired: the key is free again.
+      // Expired: the key is free again, and a second erasure of it replaces the expired tombstone.
       clock.advance(24 * 60 * 60 * 1000 + 1);
       const later = await service.claim(who, 'ada@example.com', 'f');
-      expect(later.kind).toBe('run');
-      await finished(later);
+      if (later.kind !== 'run') throw new Error('expected to run');
+      await later.finish(answer, [erased]);
+      await erase(service, erased);
+      await expectDomainError(
+        service.claim(who, 'ada@example.com', 'f'),
+        ConflictError,
+        ERASED_SUBJECT_MESSAGE,
+      );
+      expect(await rows(who.credentialId)).toHaveLength(2);
     });
 
     it("never stores the answer of a run on the customer racing with the erasure, but lets the erasing request's own finish", async () => {

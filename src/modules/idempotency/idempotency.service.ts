@@ -74,6 +74,9 @@ function tombstoneKey(key: string): string {
   return `erased:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 }
 
+/** `tombstoneKey` of the record `r`'s key, in SQL. */
+const TOMBSTONE_KEY_SQL = `'erased:' || encode(sha256(convert_to(r.key, 'UTF8')), 'hex')`;
+
 /** The record of the request being served, so that its own customer erasure leaves it to finish. */
 const ownRecord = new AsyncLocalStorage<{ readonly credentialId: string; readonly key: string }>();
 
@@ -254,28 +257,36 @@ export class IdempotencyService {
    * (never by searching text): those kept under its sessions, and those whose request touched it (the
    * `customerIds` recorded when they were written). A tombstone keeps only its credential, a digest of
    * its key (a key may hold a personal value) and its expiry (no request fingerprint, no answer, no ids):
-   * a repeat is refused with 409 until it expires, neither
-   * replayed nor run again. A record still running becomes one too, and its answer is never stored,
-   * except the record of the request making this erasure, which finishes as usual.
+   * a repeat is refused with 409 until it expires, neither replayed nor run again. A record still
+   * running becomes one too, and its answer is never stored, except the record of the request making
+   * this erasure, which finishes as usual.
    */
   async eraseCustomer(em: EntityManager, customer: ErasedCustomer): Promise<void> {
     const own = ownRecord.getStore();
+    const erased = `r.app_id = ? and r.erased_at is null
+          and (r.credential_id in (select jsonb_array_elements_text(?::jsonb)) or r.customer_ids @> ?::jsonb)
+          and not (r.credential_id = ? and r.key = ?)`;
+    const params = [
+      customer.appId,
+      JSON.stringify(customer.sessionIds),
+      JSON.stringify([customer.customerId]),
+      own?.credentialId ?? '',
+      own?.key ?? '',
+    ];
+    // An earlier tombstone of the same key has expired (a live one keeps the key from being used again)
+    // and waits for the purge: it makes room.
     await em.execute(
-      `update idempotency_record
-          set erased_at = ?, key = 'erased:' || encode(sha256(convert_to(key, 'UTF8')), 'hex'),
-              fingerprint = '', customer_ids = '[]', owner_token = null, locked_until = null, response_status = null,
-              response_content_type = null, response_body = null
-        where app_id = ? and erased_at is null
-          and (credential_id in (select jsonb_array_elements_text(?::jsonb)) or customer_ids @> ?::jsonb)
-          and not (credential_id = ? and key = ?)`,
-      [
-        this.clock.now(),
-        customer.appId,
-        JSON.stringify(customer.sessionIds),
-        JSON.stringify([customer.customerId]),
-        own?.credentialId ?? '',
-        own?.key ?? '',
-      ],
+      `delete from idempotency_record t using idempotency_record r
+        where ${erased} and t.credential_id = r.credential_id and t.key = ${TOMBSTONE_KEY_SQL}`,
+      params,
+    );
+    await em.execute(
+      `update idempotency_record r
+          set erased_at = ?, key = ${TOMBSTONE_KEY_SQL}, fingerprint = '', customer_ids = '[]',
+              owner_token = null, locked_until = null, response_status = null, response_content_type = null,
+              response_body = null
+        where ${erased}`,
+      [this.clock.now(), ...params],
     );
   }
 
