@@ -12,6 +12,7 @@ import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
+import { CustomerSubjects } from './modules/customers/customer-subjects.subscriber.js';
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
@@ -50,6 +51,8 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     entities: ENTITIES,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
+    // Every customer a request touches is noted as one of its subjects (src/core/subjects.ts).
+    subscribers: [new CustomerSubjects()],
     // A forgotten request context must fail loudly rather than share one identity map between requests.
     allowGlobalContext: false,
     forceUtcTimezone: true,

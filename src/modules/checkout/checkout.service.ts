@@ -153,7 +153,9 @@ export class CheckoutService {
       );
       const current = await em.findOneOrFail(Customer, { id: customer.id }, { refresh: true });
       if (linked === 1)
-        await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(current));
+        await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(current), [
+          current.id,
+        ]);
       return current;
     });
     return stored.paymentCustomerId ?? created.id;

@@ -12,19 +12,23 @@ import type { SubscriptionLifecycleService } from '../subscriptions/subscription
 import { hasEnded } from '../subscriptions/subscription-transitions.js';
 import { customerIdSchema } from './customer-erasure.schemas.js';
 
-/** The personal data of a customer being deleted, as the places that keep copies need it. */
+/**
+ * Who is being deleted, by id only: every row written on a customer's behalf records the ids of the
+ * customers (and organizations) it concerns when it is written, and an erasure selects by those ids,
+ * never by searching text for an e-mail or a name (which finds other customers' rows and misses some of
+ * the customer's own).
+ */
 export interface ErasedCustomer {
   readonly appId: string;
   readonly customerId: string;
-  readonly email: string;
-  readonly name: string | null;
   readonly sessionIds: readonly string[];
 }
 
 /**
  * A store outside the customer's own rows that may hold copies of its personal data (stored idempotent
- * answers; outbound webhook payloads). Each erases them in the deletion's transaction; this is also where
- * an outbox records the `customer.deleted` event, so the event exists if and only if the deletion does.
+ * answers; outbound webhook payloads). Each erases them, selected by subject id, in the deletion's
+ * transaction; this is also where an outbox records the `customer.deleted` event, so the event exists if
+ * and only if the deletion does.
  */
 export interface CustomerDataEraser {
   eraseCustomer(em: EntityManager, customer: ErasedCustomer): Promise<void>;
@@ -86,8 +90,6 @@ export class CustomerErasureService {
       const erased: ErasedCustomer = {
         appId: caller.appId,
         customerId: id,
-        email: locked.email,
-        name: locked.name,
         sessionIds: sessions.map((session) => session.id),
       };
       for (const eraser of this.erasers) await eraser.eraseCustomer(tx, erased);

@@ -49,7 +49,7 @@ export class PlansService {
       em.assign(plan, fields);
       const after = presentPlan(plan);
       if (before && !isDeepStrictEqual(before, after))
-        await this.events.record(em, app, 'plan.updated', after);
+        await this.events.record(em, app, 'plan.updated', after, []);
       if (fields.isDefault) {
         await em.nativeUpdate(Plan, { app, isDefault: true, id: { $ne: plan.id } }, { isDefault: false });
       }

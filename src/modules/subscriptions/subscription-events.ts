@@ -117,7 +117,9 @@ export class SubscriptionEvents {
     stateAfter: SubscriptionState,
   ): Promise<void> {
     const subscription = subscriptionEvent(before, after);
-    if (subscription) await this.events.record(em, owner.appId, subscription.type, subscription.data);
+    if (subscription) {
+      await this.events.record(em, owner.appId, subscription.type, subscription.data, subscription.subjects);
+    }
     if (!mayAlterEntitlements(stateBefore, stateAfter)) return;
     // Before: the subscription as it was (a new one as if it did not entitle); after: as stored now.
     const entitledBefore = await loadEntitledPlan(em, owner, {
@@ -127,7 +129,9 @@ export class SubscriptionEvents {
     });
     const entitledAfter = await loadEntitledPlan(em, owner);
     const entitlements = entitlementsEvent(owner, entitledBefore, entitledAfter);
-    if (entitlements) await this.events.record(em, owner.appId, entitlements.type, entitlements.data);
+    if (entitlements) {
+      await this.events.record(em, owner.appId, entitlements.type, entitlements.data, entitlements.subjects);
+    }
   }
 }
 
@@ -152,12 +156,14 @@ function ownerOfRow(row: SubscriptionRow): BillingContext {
  * otherwise `subscription.updated` when anything the API shows changed; else none.
  */
 function subscriptionEvent(before: SubscriptionView | null, after: SubscriptionView): PlannedEvent | null {
-  if (before === null) return { type: 'subscription.created', data: after };
+  // Its subjects: the subscription's owner, customer or organization.
+  const subjects = [after.customerId, after.organizationId].filter((id): id is string => id !== null);
+  if (before === null) return { type: 'subscription.created', data: after, subjects };
   if (after.status === 'canceled' && before.status !== 'canceled') {
-    return { type: 'subscription.canceled', data: after };
+    return { type: 'subscription.canceled', data: after, subjects };
   }
   if (!isDeepStrictEqual({ ...before, updatedAt: null }, { ...after, updatedAt: null })) {
-    return { type: 'subscription.updated', data: after };
+    return { type: 'subscription.updated', data: after, subjects };
   }
   return null;
 }
@@ -178,5 +184,9 @@ function entitlementsEvent(
     owner.organizationId !== undefined
       ? { organizationId: owner.organizationId }
       : { customerId: owner.customerId };
-  return { type: 'entitlements.updated', data: { ...whose, ...after } };
+  return {
+    type: 'entitlements.updated',
+    data: { ...whose, ...after },
+    subjects: [owner.organizationId ?? owner.customerId!],
+  };
 }

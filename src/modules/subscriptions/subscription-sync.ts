@@ -138,6 +138,8 @@ export interface PreparedEvents {
   readonly ids: readonly string[];
   readonly types: readonly string[];
   readonly bodies: readonly string[];
+  /** Each event's subject ids, as a JSON array. */
+  readonly subjects: readonly string[];
 }
 
 /**
@@ -172,6 +174,7 @@ export async function applyProviderChangeWithEvents(
     events.types,
     events.bodies,
     events.appId,
+    events.subjects,
   ]);
   return { applied: row?.applied === true, deliveryIds: row?.delivery_ids ?? [] };
 }
@@ -316,7 +319,8 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
            ?::text as status, ?::text as stripe_customer_id, ?::timestamptz as current_period_end,
            ?::boolean as cancel_at_period_end, ?::timestamptz as trial_end, ?::timestamptz as canceled_at,
            ?::bigint as created, ?::timestamptz as at, ?::text as plan_id,
-           ?::text[] as event_ids, ?::text[] as event_types, ?::text[] as event_bodies, ?::text as app_id
+           ?::text[] as event_ids, ?::text[] as event_types, ?::text[] as event_bodies, ?::text as app_id,
+           ?::text[] as event_subjects
   ), target as (
     select t.id from subscription t, v
      where t.id = v.subscription_id and t.xmin = v.version::xid
@@ -335,9 +339,9 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
      where s.id = target.id and exists (select 1 from recorded)
     returning s.id
   ), events as (
-    insert into webhook_event (id, app_id, type, body, created_at)
-    select e.id, v.app_id, e.type, e.body, v.at
-      from v, unnest(v.event_ids, v.event_types, v.event_bodies) as e(id, type, body)
+    insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
+    select e.id, v.app_id, e.type, e.body, e.subjects::jsonb, v.at
+      from v, unnest(v.event_ids, v.event_types, v.event_bodies, v.event_subjects) as e(id, type, body, subjects)
      where exists (select 1 from applied)
        and exists (${endpointsTakingSql('v.app_id', 'e.type')})
     returning id, app_id, type, created_at
