@@ -108,7 +108,10 @@ function paramsOf(req: Request): GraphQLParams | undefined {
       query: body.query,
       extensions,
       rewrite: (text) => {
-        req.body = { ...body, query: text, extensions: withoutPersistedQuery(extensions) };
+        const { extensions: _, ...rest } = body;
+        const kept = withoutPersistedQuery(extensions);
+        // Apollo refuses an `extensions` key that is present but not an object.
+        req.body = kept ? { ...rest, query: text, extensions: kept } : { ...rest, query: text };
       },
     };
   }
