@@ -100,7 +100,8 @@ function withoutPersistedQuery(extensions: Record<string, unknown>): Record<stri
 function paramsOf(req: Request): GraphQLParams | undefined {
   if (req.method === 'POST') {
     const body: unknown = req.body;
-    if (!isRecord(body) || !isRecord(body.extensions) || body.extensions.persistedQuery === undefined) {
+    // A falsy `persistedQuery` is no extension to Apollo either.
+    if (!isRecord(body) || !isRecord(body.extensions) || !body.extensions.persistedQuery) {
       return undefined;
     }
     const extensions = body.extensions;
@@ -127,7 +128,7 @@ function paramsOf(req: Request): GraphQLParams | undefined {
   } catch {
     return undefined;
   }
-  if (!isRecord(extensions) || extensions.persistedQuery === undefined) return undefined;
+  if (!isRecord(extensions) || !extensions.persistedQuery) return undefined;
   return {
     query: search.get('query') ?? undefined,
     extensions,
