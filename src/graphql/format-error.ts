@@ -90,7 +90,8 @@ export function createFormatError(log: Logger, options: FormatErrorOptions = {})
       };
     }
     log.error({ err: original }, 'unhandled GraphQL error');
-    // Apollo answers these with 500 too (a failed context, a bug in a plugin or resolver).
+    // Before execution (a failed context, a plugin's bug) Apollo answers these with 500 too; a resolver's
+    // bug is one error beside the data, in a 200.
     return {
       message: 'Internal server error',
       path: formatted.path,
