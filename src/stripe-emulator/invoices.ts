@@ -36,17 +36,29 @@ export function itemLine(subscription: Obj, line: LineInput, preview = false): O
     invoice: null,
     livemode: false,
     metadata: {},
-    parent: {
-      type: 'subscription_item_details',
-      invoice_item_details: null,
-      subscription_item_details: {
-        invoice_item: line.invoiceItem ?? null,
-        proration: line.proration,
-        proration_details: { credited_items: null },
-        subscription: subscription.id,
-        subscription_item: line.item.id,
-      },
-    },
+    // A pending invoice item (a proration made earlier) is billed as such; the rest as the item's own lines.
+    parent: line.invoiceItem
+      ? {
+          type: 'invoice_item_details',
+          invoice_item_details: {
+            invoice_item: line.invoiceItem,
+            proration: line.proration,
+            proration_details: { credited_items: null },
+            subscription: subscription.id,
+          },
+          subscription_item_details: null,
+        }
+      : {
+          type: 'subscription_item_details',
+          invoice_item_details: null,
+          subscription_item_details: {
+            invoice_item: null,
+            proration: line.proration,
+            proration_details: { credited_items: null },
+            subscription: subscription.id,
+            subscription_item: line.item.id,
+          },
+        },
     period: { start: line.start, end: line.end },
     pretax_credit_amounts: [],
     pricing: {

@@ -115,17 +115,17 @@ export function createMeterEvent(em: Emulation, params: Params): Obj {
   return event;
 }
 
-/** A meter's aggregated usage for a customer over `[start, end)` (event timestamps). */
-export function meteredUsage(
+/** A meter's events for a customer over `[start, end)` (event timestamps), oldest first. */
+export function meterEventsFor(
   em: Emulation,
   meterId: string,
   customerId: string,
   start: number,
   end: number,
-): number {
+): Obj[] {
   const meter = em.state.meters[meterId];
-  if (!meter) return 0;
-  const values = Object.values(em.state.meterEvents)
+  if (!meter) return [];
+  return Object.values(em.state.meterEvents)
     .filter(
       (e) =>
         e.event_name === meter.event_name &&
@@ -133,8 +133,14 @@ export function meteredUsage(
         e.timestamp >= start &&
         e.timestamp < end,
     )
-    .sort((a, b) => a.timestamp - b.timestamp || a.created - b.created)
-    .map((e) => Number(e.payload[meter.value_settings.event_payload_key] ?? 1));
+    .sort((a, b) => a.timestamp - b.timestamp || a.created - b.created);
+}
+
+/** The meter's formula (sum, count or last value) over its events. */
+export function aggregate(em: Emulation, meterId: string, events: readonly Obj[]): number {
+  const meter = em.state.meters[meterId];
+  if (!meter) return 0;
+  const values = events.map((e) => Number(e.payload[meter.value_settings.event_payload_key] ?? 1));
   const formula = meter.default_aggregation.formula;
   if (formula === 'count') return values.length;
   if (formula === 'last') return values.at(-1) ?? 0;
@@ -160,7 +166,7 @@ export function listMeterEventSummaries(em: Emulation, meterId: string, params: 
   const summary = {
     id: randomId('mtrusg_', 24),
     object: 'billing.meter_event_summary',
-    aggregated_value: meteredUsage(em, meter.id, customer, start, end),
+    aggregated_value: aggregate(em, meter.id, meterEventsFor(em, meter.id, customer, start, end)),
     end_time: end,
     livemode: false,
     meter: meter.id,

@@ -2,7 +2,7 @@ import { couponOrFail, promotionCodeOrFail } from './coupons.js';
 import { customerOrFail } from './customers.js';
 import { invalid, missing } from './errors.js';
 import { type LineInput, newInvoice } from './invoices.js';
-import { meteredUsage } from './meters.js';
+import { aggregate, meterEventsFor } from './meters.js';
 import { changedAttributes, DAY, now, periodEnd, randomId } from './objects.js';
 import { allow, arr, bool, int, mergeMetadata, type Obj, obj, type Params, str } from './parameters.js';
 import { priceOrFail } from './prices.js';
@@ -629,20 +629,24 @@ export function cancelSubscription(em: Emulation, id: string, params: Params): O
 
 /**
  * The usage lines of a subscription's metered items for their current period up to `end`, priced per
- * unit (nothing during a trial).
+ * unit (nothing during a trial). `bill` marks the events billed for the item, so an event of the second
+ * a period ends is never billed twice.
  */
-export function usageLines(em: Emulation, subscription: Obj, end: number): LineInput[] {
+export function usageLines(em: Emulation, subscription: Obj, end: number, bill = false): LineInput[] {
   if (subscription.status === 'trialing') return [];
   return (subscription.items.data as Obj[])
     .filter((item) => isMetered(item.price))
     .map((item) => {
-      const usage = meteredUsage(
+      const meter: string = item.price.recurring.meter;
+      const events = meterEventsFor(
         em,
-        item.price.recurring.meter,
+        meter,
         subscription.customer,
         item.current_period_start,
         end + 1,
-      );
+      ).filter((e) => !e._billed?.includes(item.id));
+      if (bill) for (const e of events) e._billed = [...(e._billed ?? []), item.id];
+      const usage = aggregate(em, meter, events);
       const unit = Number(item.price.unit_amount_decimal ?? item.price.unit_amount);
       return {
         item,
@@ -684,7 +688,7 @@ export function renewSubscription(em: Emulation, id: string, options: { readonly
     em.emit('customer.subscription.deleted', subscription);
     return subscription;
   }
-  const usage = usageLines(em, subscription, start);
+  const usage = usageLines(em, subscription, start, true);
   const pending = pendingLines(em, subscription, true);
   if (trialing) subscription.trial_end = start;
   subscription.status = options.fail ? 'past_due' : 'active';
