@@ -107,7 +107,6 @@ export function createSetupIntent(em: Emulation, params: Params): Obj {
     client_secret: `${id}_secret_${randomId('', 32)}`,
     created: now(),
     customer: customer ?? null,
-    customer_account: null,
     description: str(params, 'description') ?? null,
     excluded_payment_method_types: null,
     flow_directions: null,

@@ -69,7 +69,15 @@ const FIXTURES = JSON.parse(
 export function expectFixtureShape(object: object, resource: string): void {
   const fixture = FIXTURES.resources[resource];
   if (!fixture) throw new Error(`no fixture kept for ${resource}`);
-  const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+  // The SDK reads Stripe's decimal strings (`unit_amount_decimal`) into its Decimal type.
+  const kind = (v: unknown) =>
+    v === null
+      ? 'null'
+      : Array.isArray(v)
+        ? 'array'
+        : typeof v === 'object' && String(v?.constructor?.name).includes('Decimal')
+          ? 'string'
+          : typeof v;
   const problems: string[] = [];
   for (const [key, value] of Object.entries(object)) {
     if (!(key in fixture)) {
