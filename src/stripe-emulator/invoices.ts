@@ -72,15 +72,19 @@ export function itemLine(subscription: Obj, line: LineInput, preview = false): O
   };
 }
 
-/** What a subscription's discounts take off `lines` (the discountable ones), per discount. */
-export function discountAmounts(em: Emulation, subscription: Obj, lines: readonly Obj[]): Obj[] {
+/** A subscription's discount objects. */
+export const discountsOf = (em: Emulation, subscription: Obj): Obj[] =>
+  (subscription.discounts as string[]).map((id) => em.state.discounts[id]).filter((d) => d !== undefined);
+
+/** What discounts (objects) take off `lines` (the discountable ones), one after the other. */
+export function discountAmounts(em: Emulation, discounts: readonly Obj[], lines: readonly Obj[]): Obj[] {
   let base = lines.filter((l) => l.discountable).reduce((sum, l) => sum + l.amount, 0);
   const amounts: Obj[] = [];
-  for (const id of subscription.discounts as string[]) {
-    const discount = em.state.discounts[id];
-    const coupon = discount ? em.state.coupons[discount.source.coupon] : undefined;
+  for (const discount of discounts) {
+    const id: string = discount.id;
+    const coupon = em.state.coupons[discount.source.coupon];
     if (!coupon || base <= 0) continue;
-    if (discount!.end !== null && discount!.end <= now()) continue;
+    if (discount.end !== null && discount.end <= now()) continue;
     const amount =
       coupon.percent_off !== null
         ? Math.round((base * coupon.percent_off) / 100)
@@ -122,7 +126,7 @@ export function newInvoice(
   const id = randomId('in_', 24);
   const customer = em.state.customers[subscription.customer];
   const lines: Obj[] = lineInputs.map((l) => ({ ...itemLine(subscription, l), invoice: id }));
-  const discounts = discountAmounts(em, subscription, lines);
+  const discounts = discountAmounts(em, discountsOf(em, subscription), lines);
   for (const d of discounts) {
     // Stripe spreads a discount over the discountable lines; here it is noted on the first one.
     const line = lines.find((l) => l.discountable);

@@ -151,6 +151,9 @@ function handle(
     status = error.status;
     body = error.body;
   }
-  if (cacheKey && status < 500) idempotent.set(cacheKey, { endpoint, fingerprint: print, status, body });
+  // A copy: a replay answers what the first request answered, not the object as it is since.
+  if (cacheKey && status < 500) {
+    idempotent.set(cacheKey, { endpoint, fingerprint: print, status, body: structuredClone(body) });
+  }
   res.status(status).json(body);
 }

@@ -78,13 +78,26 @@ function newItem(subscription: Obj, input: ItemInput, start: number, end: number
   };
 }
 
-/** Discount objects (`di_…`) for coupons applied to a subscription. */
+/** Discount objects (`di_…`) for coupons applied to a subscription, kept; returns their ids. */
 function applyDiscounts(
   em: Emulation,
   subscription: Obj,
   discounts: readonly Obj[],
   start: number,
 ): string[] {
+  return newDiscounts(em, subscription, discounts, start).map((discount) => {
+    em.state.discounts[discount.id] = discount;
+    return discount.id;
+  });
+}
+
+/** Discount objects for `{ coupon }` / `{ promotion_code }` entries (checked), not kept. */
+export function newDiscounts(
+  em: Emulation,
+  subscription: Obj,
+  discounts: readonly Obj[],
+  start: number,
+): Obj[] {
   return discounts.map((d) => {
     const promotionCode = d.promotion_code ? em.state.promotionCodes[d.promotion_code] : undefined;
     const couponId: string = d.coupon ?? promotionCode?.promotion.coupon;
@@ -107,8 +120,7 @@ function applyDiscounts(
       subscription: subscription.id,
       subscription_item: null,
     };
-    em.state.discounts[discount.id] = discount;
-    return discount.id;
+    return discount;
   });
 }
 
@@ -140,6 +152,14 @@ function checkItems(items: readonly ItemInput[], param: string): void {
 }
 
 function buildSubscription(em: Emulation, input: NewSubscription): Obj {
+  const subscription = draftSubscription(input);
+  subscription.discounts = applyDiscounts(em, subscription, input.discounts, subscription.created);
+  em.state.subscriptions[subscription.id] = subscription;
+  return subscription;
+}
+
+/** A new subscription as it would be, not kept (its `discounts` still to be applied). */
+function draftSubscription(input: NewSubscription): Obj {
   const created = now();
   const { trialDays } = input;
   const firstPrice = input.items[0]!.price;
@@ -184,9 +204,37 @@ function buildSubscription(em: Emulation, input: NewSubscription): Obj {
   };
   subscription.items.data = input.items.map((item) => newItem(subscription, item, created, firstPeriodEnd));
   subscription.items.total_count = subscription.items.data.length;
-  subscription.discounts = applyDiscounts(em, subscription, input.discounts, created);
-  em.state.subscriptions[id] = subscription;
   return subscription;
+}
+
+/**
+ * What `subscriptions.create` of `items` (named `param` in errors) for a customer would be, for an
+ * invoice preview of a new subscription: nothing is kept.
+ */
+export function previewNewSubscription(
+  em: Emulation,
+  customerId: string,
+  entries: Params[],
+  param: string,
+): Obj {
+  const items = entries.map((item, i) => {
+    allow(item, ['price', 'quantity', 'metadata']);
+    return {
+      price: priceOrFail(em, str(item, 'price', true)!, `${param}[${i}][price]`),
+      quantity: int(item, 'quantity'),
+      metadata: {},
+    };
+  });
+  checkItems(items, param);
+  return draftSubscription({
+    customerId,
+    items,
+    trialDays: 0,
+    metadata: {},
+    missingPaymentMethod: 'create_invoice',
+    paymentMethod: null,
+    discounts: [],
+  });
 }
 
 /** The first invoice's lines: each licensed item for the first period (nothing is charged in a trial). */
@@ -217,7 +265,7 @@ export function periodLines(subscription: Obj, start: number): LineInput[] {
 const productName = (item: Obj): string => item.price.nickname ?? item.price.id;
 
 /** The discounts a request names (`discounts[n][coupon]` or `[promotion_code]`), checked. */
-function readDiscounts(em: Emulation, params: Params): Obj[] {
+export function readDiscounts(em: Emulation, params: Params): Obj[] {
   return arr(params, 'discounts').map((d, i) => {
     const couponId = str(d, 'coupon');
     const promotionCodeId = str(d, 'promotion_code');
