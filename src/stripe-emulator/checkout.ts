@@ -57,7 +57,7 @@ export function createCheckoutSession(em: Emulation, params: Params): Obj {
   if (customerId) customerOrFail(em, customerId, 'customer');
   const lines = readLineItems(em, params, mode);
   const { price, quantity } = lines[0]!;
-  const subtotal = lines.reduce((sum, line) => sum + line.price.unit_amount * line.quantity, 0);
+  const subtotal = lines.reduce((sum, line) => sum + dueAtCheckout(line.price, line.quantity), 0);
   const subscriptionData = obj(params, 'subscription_data') ?? {};
   allow(subscriptionData, ['metadata', 'trial_period_days', 'trial_settings', 'description']);
   const trialDays = int(subscriptionData, 'trial_period_days') ?? 0;
@@ -295,7 +295,7 @@ export function listCheckoutLineItems(em: Emulation, id: string, params: Params)
   const discount = stored.discounts[0] ?? null;
   const items = lines.map((line, i) => {
     const price = em.state.prices[line.price]!;
-    const subtotal = price.unit_amount * line.quantity;
+    const subtotal = dueAtCheckout(price, line.quantity);
     const total = discounted(em, subtotal, discount);
     return {
       id: line.id,
@@ -315,3 +315,7 @@ export function listCheckoutLineItems(em: Emulation, id: string, params: Params)
   const page = listPage(`/v1/checkout/sessions/${id}/line_items`, items, params);
   return { ...page, data: page.data.map(({ created: _created, ...item }: Obj) => item) };
 }
+
+/** What a line costs when the checkout is paid: a metered price is billed later, for its usage. */
+export const dueAtCheckout = (price: Obj, quantity: number): number =>
+  price.recurring?.usage_type === 'metered' ? 0 : price.unit_amount * quantity;

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { completeCheckout } from './checkout.js';
+import { completeCheckout, dueAtCheckout } from './checkout.js';
 import { type CheckoutPageView, renderCheckoutPage } from './checkout-page.js';
 import { discountCoupon, discounted } from './coupons.js';
 import { now } from './objects.js';
@@ -22,7 +22,7 @@ function checkoutView(em: Emulation, stored: Obj, form: Obj, error: string | nul
   const discount = stored.discounts[0] ?? null;
   const lines: Obj[] = stored._lines ?? [stored._line];
   const subtotal = lines.reduce(
-    (sum, line) => sum + em.state.prices[line.price]!.unit_amount * line.quantity,
+    (sum, line) => sum + dueAtCheckout(em.state.prices[line.price]!, line.quantity),
     0,
   );
   const amount = (discounted(em, subtotal, discount) / 100).toFixed(2);

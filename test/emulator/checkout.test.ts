@@ -92,4 +92,35 @@ describe('checkout sessions through the stripe SDK', () => {
       message: 'You must provide at least one recurring price in `subscription` mode.',
     });
   });
+
+  it('sells a metered price beside a licensed one: nothing due for the usage until it is billed', async () => {
+    const { stripe } = harness;
+    const meter = await stripe.billing.meters.create({
+      display_name: 'Checkout usage',
+      event_name: `checkout_usage_${Date.now()}`,
+      default_aggregation: { formula: 'sum' },
+    });
+    const product = await stripe.products.create({ name: 'Usage' });
+    const usage = await stripe.prices.create({
+      product: product.id,
+      currency: 'usd',
+      unit_amount: 5,
+      recurring: { interval: 'month', usage_type: 'metered', meter: meter.id },
+    });
+    const base = await monthlyPrice(stripe, 2000);
+    const session = await stripe.checkout.sessions.create({
+      mode: 'subscription',
+      line_items: [{ price: base.id, quantity: 1 }, { price: usage.id }],
+      customer_email: 'metered-checkout@example.com',
+      success_url: 'https://app.example.com/ok',
+    });
+    expect(session).toMatchObject({ amount_subtotal: 2000, amount_total: 2000 });
+    expect((await payOnPage(session.url!)).status).toBe(303);
+    const done = await stripe.checkout.sessions.retrieve(session.id, { expand: ['subscription'] });
+    const items = (done.subscription as Stripe.Subscription).items.data;
+    expect(items.map((i) => [i.price.id, i.quantity])).toEqual([
+      [base.id, 1],
+      [usage.id, undefined],
+    ]);
+  });
 });
