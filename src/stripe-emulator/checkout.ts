@@ -18,7 +18,8 @@ import {
 import { attachPaymentMethod } from './payment-methods.js';
 import { priceOrFail } from './prices.js';
 import { type Emulation, findOrFail, listPage } from './state.js';
-import { newSubscription, periodLines } from './subscriptions.js';
+import { periodLines } from './subscription-items.js';
+import { newSubscription } from './subscriptions.js';
 
 /**
  * `/v1/checkout/sessions` (subscription mode, one recurring line item) and what paying one does.

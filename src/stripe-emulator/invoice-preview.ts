@@ -6,15 +6,17 @@ import { allow, arr, int, type Obj, obj, type Params, str } from './parameters.j
 import type { Emulation } from './state.js';
 import {
   applyItemChanges,
-  newDiscounts,
-  PRORATION_BEHAVIORS,
   pendingLines,
   periodLines,
-  previewNewSubscription,
   prorationLines,
+  usageLines,
+} from './subscription-items.js';
+import {
+  newDiscounts,
+  PRORATION_BEHAVIORS,
+  previewNewSubscription,
   readDiscounts,
   subscriptionOrFail,
-  usageLines,
 } from './subscriptions.js';
 
 /**
