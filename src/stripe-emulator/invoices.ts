@@ -12,7 +12,7 @@ export interface LineInput {
   readonly item: Obj;
   readonly price: Obj;
   readonly amount: number;
-  /** Absent for a metered item, whose quantity is its usage. */
+  /** For a metered item, the usage billed. */
   readonly quantity: number;
   readonly start: number;
   readonly end: number;
