@@ -25,7 +25,7 @@ import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
 import {
   type ImportOutcome,
   importSubscription,
-  planForPrice,
+  planForPrices,
   type SubscriptionOwner,
   unmatchedPrice,
 } from './subscription-import.js';
@@ -277,7 +277,7 @@ export class ProviderNotificationsService {
         const linked = await linkedOwner(em, remote.customerId);
         if (!linked) return { applied: false };
         owner = linked;
-        plan = await planForPrice(em, owner.appId, remote.priceId);
+        plan = await planForPrices(em, owner.appId, remote.priceIds);
         if (!plan) {
           return {
             applied: this.#imported(event, { kind: 'skipped', skipped: unmatchedPrice(remote) }, owner),
