@@ -13,6 +13,8 @@ import { Session } from './modules/auth/session.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
+import { CreditBucket } from './modules/metering/credit-bucket.entity.js';
+import { UsageRecord } from './modules/metering/usage-record.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
 import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
@@ -38,6 +40,8 @@ export const ENTITIES = [
   WebhookDelivery,
   WebhookAttempt,
   IdempotencyRecord,
+  CreditBucket,
+  UsageRecord,
 ];
 
 export type Orm = MikroORM;

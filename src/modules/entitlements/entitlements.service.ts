@@ -4,6 +4,7 @@ import { parseInput } from '../../core/validation.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
 import { actingOnApp } from '../apps/app-rules.js';
+import { isMetered, type MeteredFeature } from '../plans/metered-feature.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
 import { loadEntitledPlan } from '../subscriptions/entitled-plan.js';
@@ -44,6 +45,22 @@ export interface FeatureCheck {
 
 export const NO_ENTITLEMENTS: Entitlements = Object.freeze({ planName: null, features: Object.freeze({}) });
 
+/**
+ * A context's entitled plan as the cache keeps it: the entitlements as presented (a metered feature's
+ * value is its limit) and, for metering, the metered definitions and the subscription's billing anchor.
+ */
+export interface EntitledState {
+  readonly entitlements: Entitlements;
+  readonly metered: Readonly<Record<string, MeteredFeature>>;
+  readonly billingAnchor: Date | null;
+}
+
+const NOTHING_ENTITLED: EntitledState = Object.freeze({
+  entitlements: NO_ENTITLEMENTS,
+  metered: Object.freeze({}),
+  billingAnchor: null,
+});
+
 /** A feature grants access when it is `true`, a number above 0 or a non-empty string. */
 export function isAllowed(value: FeatureValue | null): boolean {
   return (
@@ -57,7 +74,7 @@ export function isAllowed(value: FeatureValue | null): boolean {
  * cached per context and dropped on every instance when a subscription or plan change commits.
  */
 export class EntitlementsService {
-  readonly #cache: FeedCache<Entitlements>;
+  readonly #cache: FeedCache<EntitledState>;
   /** Customers an API key may ask about, so a check names a customer without a query. */
   readonly #customers: FeedCache<boolean>;
 
@@ -75,6 +92,11 @@ export class EntitlementsService {
    * `synced`: the caller's own change-feed barrier for this request, if it made one (see FeedCache.get).
    */
   async resolve(context: EntitlementContext, synced?: boolean): Promise<Entitlements> {
+    return (await this.resolveState(context, synced)).entitlements;
+  }
+
+  /** The context's entitled state with its metered features (see `resolve`), for metering. */
+  async resolveState(context: EntitlementContext, synced?: boolean): Promise<EntitledState> {
     // Inside a transaction the caller may have written rows not yet committed: read them, cache nothing.
     if (this.orm.em.isInTransaction()) return this.#load(context);
     const key =
@@ -114,10 +136,20 @@ export class EntitlementsService {
     return { feature: name, allowed: isAllowed(value), value };
   }
 
-  async #load(context: EntitlementContext): Promise<Entitlements> {
+  async #load(context: EntitlementContext): Promise<EntitledState> {
     const plan = await loadEntitledPlan(this.orm.em, context);
-    return plan.planName !== null
-      ? Object.freeze({ planName: plan.planName, features: Object.freeze(plan.features) })
-      : NO_ENTITLEMENTS;
+    if (plan.planName === null) return NOTHING_ENTITLED;
+    const features: Features = {};
+    const metered: Record<string, MeteredFeature> = {};
+    for (const [name, value] of Object.entries(plan.features)) {
+      // In entitlement objects a metered feature reads as its limit, like any numeric feature.
+      if (isMetered(value)) metered[name] = Object.freeze({ ...value });
+      features[name] = isMetered(value) ? value.limit : value;
+    }
+    return Object.freeze({
+      entitlements: Object.freeze({ planName: plan.planName, features: Object.freeze(features) }),
+      metered: Object.freeze(metered),
+      billingAnchor: plan.periodEnd ?? null,
+    });
   }
 }
