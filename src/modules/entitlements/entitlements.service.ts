@@ -4,6 +4,9 @@ import { parseInput } from '../../core/validation.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
 import { actingOnApp } from '../apps/app-rules.js';
+import type { BalanceReader } from '../metering/balance-reader.js';
+import type { Balance } from '../metering/ledger.js';
+import { amountQuerySchema } from '../metering/metering.schemas.js';
 import { isMetered, type MeteredFeature } from '../plans/metered-feature.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
@@ -41,6 +44,8 @@ export interface FeatureCheck {
   readonly feature: string;
   readonly allowed: boolean;
   readonly value: FeatureValue | null;
+  /** A metered feature's live balance (`allowed` when it holds the amount asked for). */
+  readonly balance?: Balance;
 }
 
 export const NO_ENTITLEMENTS: Entitlements = Object.freeze({ planName: null, features: Object.freeze({}) });
@@ -82,6 +87,7 @@ export class EntitlementsService {
     private readonly orm: MikroORM,
     private readonly changes: ChangeFeed,
     observer?: CacheObserver,
+    private readonly balances?: BalanceReader,
   ) {
     this.#cache = new FeedCache(changes, staleBy, CACHE_MAX_ENTRIES, observer);
     this.#customers = knownCustomers(changes);
@@ -123,16 +129,31 @@ export class EntitlementsService {
     return this.resolve(await billingContextOf(this.orm, acting, query, this.#customers, synced), synced);
   }
 
-  /** `GET /v1/entitlements/check/:feature`: whether the context's plan grants `feature`, and its value. */
+  /**
+   * `GET /v1/entitlements/check/:feature`: whether the context's plan grants `feature`, and its value.
+   * For a metered feature the value is its limit, `allowed` says whether the live balance holds
+   * `amount` (default 1), and `balance` is that balance.
+   */
   async checkFeature(
     principal: Principal,
     feature: unknown,
     query: unknown,
     scope?: AppScope,
+    amountArg?: unknown,
   ): Promise<FeatureCheck> {
+    const { amount: rawAmount, ...whose } = (query ?? {}) as Record<string, unknown>;
     const name = parseInput(featureSchema, feature);
-    const { features } = await this.getEntitlements(principal, query, scope);
+    const amount = parseInput(amountQuerySchema, amountArg ?? rawAmount) ?? 1;
+    const acting = await actingOnApp(this.orm.em, principal, scope);
+    const synced = await this.changes.synced();
+    const context = await billingContextOf(this.orm, acting, whose, this.#customers, synced);
+    const state = await this.resolveState(context, synced);
+    const { features } = state.entitlements;
     const value = Object.hasOwn(features, name) ? features[name]! : null;
+    if (this.balances && Object.hasOwn(state.metered, name)) {
+      const balance = (await this.balances.one(context, state, name))!;
+      return { feature: name, allowed: balance.remaining >= amount, value, balance };
+    }
     return { feature: name, allowed: isAllowed(value), value };
   }
 

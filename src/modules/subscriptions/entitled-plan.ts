@@ -64,7 +64,7 @@ function planOf(owner: 'customer' | 'organization'): string {
   });
   return `
   with o as (select ?::text as id, ?::text as status, ?::text as plan_id)
-  select p.name, p.features, sp.current_period_end as period_end
+  select p.name, p.features, (extract(epoch from sp.current_period_end) * 1000)::float8 as period_end_ms
     from o, plan p
     left join lateral (
       select s.current_period_end from subscription s
@@ -99,7 +99,7 @@ export async function loadEntitledPlan(
       : [PLAN_OF_CUSTOMER, context.customerId];
   const rows = await em
     .getConnection()
-    .execute<{ name: string; features: Features; period_end: Date | null }[]>(
+    .execute<{ name: string; features: Features; period_end_ms: number | null }[]>(
       sql,
       [
         override?.subscriptionId ?? '',
@@ -114,7 +114,11 @@ export async function loadEntitledPlan(
       em.getTransactionContext(),
     );
   const row = rows[0];
-  return row ? { ...entitledPlanOf(row), periodEnd: row.period_end } : entitledPlanOf(row);
+  if (!row) return entitledPlanOf(row);
+  return {
+    ...entitledPlanOf(row),
+    periodEnd: row.period_end_ms === null ? null : new Date(row.period_end_ms),
+  };
 }
 
 /** What a context is entitled to, from its plan's row (none: no plan). */
