@@ -419,3 +419,74 @@ describe('contexts and credentials', () => {
     );
   });
 });
+
+describe('GraphQL twins', () => {
+  it('records, refunds, grants, voids and reads balances like /v1, with the same credential rules', async () => {
+    const { apiKey, fx, customerId } = await setup({ calls: { limit: 10, reset: 'month' } });
+    const token = await fx.session(customerId);
+    const grantRes = await server.graphql(
+      `mutation($input: CreateCreditGrantInput!) { createCreditGrant(input: $input) { id amount remaining priority } }`,
+      { input: { customerId, feature: 'calls', amount: 5, priority: 0, description: 'welcome' } },
+      apiKey,
+    );
+    expect(grantRes.body.errors).toBeUndefined();
+    const grantId = grantRes.body.data.createCreditGrant.id;
+    expect(grantRes.body.data.createCreditGrant).toEqual({
+      id: grantId,
+      amount: 5,
+      remaining: 5,
+      priority: 0,
+    });
+    const bySession = await server.graphql(
+      `mutation { createCreditGrant(input: {feature: "calls", amount: 5}) { id } }`,
+      {},
+      token,
+    );
+    expect(bySession.body.errors[0].extensions.code).toBe('FORBIDDEN');
+
+    const used = await server.graphql(
+      `mutation { recordUsage(input: {feature: "calls", amount: 7}) { id allowed feature amount balance { limit granted used remaining resetsAt } } }`,
+      {},
+      token,
+    );
+    expect(used.body.data.recordUsage).toEqual({
+      id: expect.stringMatching(/^use_/),
+      allowed: true,
+      feature: 'calls',
+      amount: 7,
+      balance: { limit: 10, granted: 5, used: 7, remaining: 8, resetsAt: monthEnd },
+    });
+    const check = await server.graphql(
+      `{ checkEntitlement(feature: "calls", amount: 9) { allowed value balance { remaining } } }`,
+      {},
+      token,
+    );
+    expect(check.body.data.checkEntitlement).toEqual({
+      allowed: false,
+      value: 10,
+      balance: { remaining: 8 },
+    });
+
+    const refund = await server.graphql(
+      `mutation($id: ID!) { refundUsage(id: $id) { feature used remaining } }`,
+      { id: used.body.data.recordUsage.id },
+      apiKey,
+    );
+    expect(refund.body.data.refundUsage).toEqual({ feature: 'calls', used: 0, remaining: 15 });
+    const voided = await server.graphql(
+      `mutation($id: ID!) { voidCreditGrant(id: $id) { remaining voidedAt } }`,
+      { id: grantId },
+      apiKey,
+    );
+    expect(voided.body.data.voidCreditGrant).toEqual({ remaining: 0, voidedAt: expect.any(String) });
+    const read = await server.graphql(
+      `query($c: ID) { balances(customerId: $c) { feature limit granted used remaining } creditGrants(customerId: $c) { id remaining } }`,
+      { c: customerId },
+      apiKey,
+    );
+    expect(read.body.data).toEqual({
+      balances: [{ feature: 'calls', limit: 10, granted: 0, used: 0, remaining: 10 }],
+      creditGrants: [{ id: grantId, remaining: 0 }],
+    });
+  });
+});
