@@ -442,7 +442,7 @@ describe('GraphQL twins', () => {
       {},
       token,
     );
-    expect(bySession.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect(bySession.body.errors?.[0].extensions.code).toBe('FORBIDDEN');
 
     const used = await server.graphql(
       `mutation { recordUsage(input: {feature: "calls", amount: 7}) { id allowed feature amount balance { limit granted used remaining resetsAt } } }`,
