@@ -298,8 +298,11 @@ async function serveBaseline(url) {
         const read = await client.query({ name: 'read', text: READ, values: [customerId, feature, end] });
         let used = 0;
         let spent = 0;
-        for (const r of read.rows)
-          if (r.kind === 'allowance') (used = Number(r.used)), (spent = Number(r.spent));
+        for (const r of read.rows) {
+          if (r.kind !== 'allowance') continue;
+          used = Number(r.used);
+          spent = Number(r.spent);
+        }
         const remaining = def.limit - spent;
         res.writeHead(200, { 'content-type': 'application/json' }).end(
           JSON.stringify({
@@ -341,17 +344,15 @@ async function serveBaseline(url) {
         ],
       });
       await client.query('commit');
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            id: usageId,
-            feature,
-            amount: 1,
-            allowed: true,
-            balance: { remaining: remaining - 1 },
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: usageId,
+          feature,
+          amount: 1,
+          allowed: true,
+          balance: { remaining: remaining - 1 },
+        }),
+      );
     } catch (error) {
       await client.query('rollback').catch(() => undefined);
       console.error(error);
