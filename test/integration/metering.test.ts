@@ -490,3 +490,50 @@ describe('GraphQL twins', () => {
     });
   });
 });
+
+describe('customer erasure', () => {
+  it("removes a deleted customer's buckets and usage, and clears its id and metadata from an organization's usage", async () => {
+    const { apiKey, fx } = await setup(
+      { calls: { limit: 10, reset: 'month' } },
+      { organizationsEnabled: true },
+    );
+    const owner = await fx.customer();
+    const member = await fx.customer();
+    const org = await fx.organization({ [owner]: 'owner', [member]: 'member' });
+    await grant(apiKey, { customerId: member, feature: 'calls', amount: 5, description: 'personal note' });
+    await use(apiKey, { customerId: member, feature: 'calls', amount: 2, metadata: { note: 'mine' } });
+    const inOrg = await use(await fx.session(member, org), {
+      feature: 'calls',
+      amount: 3,
+      metadata: { note: 'org' },
+    });
+    expect(inOrg.status).toBe(200);
+
+    const deleted = await server.http.delete(`/v1/customers/${member}`).set(bearer(apiKey));
+    expect(deleted.status).toBe(200);
+    const rows = await withContext(server.deps.orm, async () => {
+      const connection = server.deps.orm.em.getConnection();
+      return {
+        buckets: await connection.execute(
+          'select count(*)::int as n from credit_bucket where subject_id = ? or customer_id = ?',
+          [member, member],
+        ),
+        usage: await connection.execute(
+          'select count(*)::int as n from usage_record where subject_id = ? or customer_id = ?',
+          [member, member],
+        ),
+        orgUsage: await connection.execute(
+          'select customer_id, metadata, amount::int as amount from usage_record where subject_id = ?',
+          [org],
+        ),
+      };
+    });
+    expect(rows.buckets).toEqual([{ n: 0 }]);
+    expect(rows.usage).toEqual([{ n: 0 }]);
+    expect(rows.orgUsage).toEqual([{ customer_id: null, metadata: {}, amount: 3 }]);
+    // The organization's balance is unchanged.
+    expect(await balances(apiKey, `?organizationId=${org}`)).toEqual([
+      expect.objectContaining({ used: 3, remaining: 7 }),
+    ]);
+  });
+});
