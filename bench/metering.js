@@ -209,6 +209,11 @@ async function seed(url) {
 async function start(kind, url) {
   const child = fork(fileURLToPath(import.meta.url), [`--serve-${kind}`, url], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the Tollgate process there.
+    execArgv:
+      process.env.BENCH_PROFILE_DIR && kind === 'tollgate'
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+        : [],
   });
   const target = await new Promise((resolve, reject) => {
     child.once('message', resolve);
