@@ -1,13 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import type { SessionPrincipal } from '../../core/principal.js';
-import { periodAt } from '../plans/metered-feature.js';
+import { type MeteredFeature, periodAt } from '../plans/metered-feature.js';
 import type { BillingContext } from '../subscriptions/billing-context.js';
 import { type Balance, ledger, type Meter, type Subject } from './ledger.js';
 
 /** A context's metered plan features, as the entitlement cache keeps them. */
 export interface MeteredPlan {
-  readonly metered: Readonly<Record<string, import('../plans/metered-feature.js').MeteredFeature>>;
+  readonly metered: Readonly<Record<string, MeteredFeature>>;
   readonly billingAnchor: Date | null;
 }
 
