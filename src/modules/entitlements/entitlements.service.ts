@@ -7,10 +7,10 @@ import { actingOnApp } from '../apps/app-rules.js';
 import type { BalanceReader } from '../metering/balance-reader.js';
 import type { Balance } from '../metering/ledger.js';
 import { amountQuerySchema } from '../metering/metering.schemas.js';
-import { isMetered, type MeteredFeature } from '../plans/metered-feature.js';
+import { entitlementFeatures, isMetered, type MeteredFeature } from '../plans/metered-feature.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
-import { loadEntitledPlan } from '../subscriptions/entitled-plan.js';
+import { loadEntitledPlanWithAnchor } from '../subscriptions/entitled-plan.js';
 import { featureSchema } from './entitlements.schemas.js';
 
 /** Whose entitlements: a customer's own, or an organization's (shared by its members). */
@@ -158,14 +158,12 @@ export class EntitlementsService {
   }
 
   async #load(context: EntitlementContext): Promise<EntitledState> {
-    const plan = await loadEntitledPlan(this.orm.em, context);
+    const plan = await loadEntitledPlanWithAnchor(this.orm.em, context);
     if (plan.planName === null) return NOTHING_ENTITLED;
-    const features: Features = {};
+    const features = entitlementFeatures(plan.features);
     const metered: Record<string, MeteredFeature> = {};
     for (const [name, value] of Object.entries(plan.features)) {
-      // In entitlement objects a metered feature reads as its limit, like any numeric feature.
       if (isMetered(value)) metered[name] = Object.freeze({ ...value });
-      features[name] = isMetered(value) ? value.limit : value;
     }
     return Object.freeze({
       entitlements: Object.freeze({ planName: plan.planName, features: Object.freeze(features) }),

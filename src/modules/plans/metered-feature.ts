@@ -35,6 +35,16 @@ export function isMetered(value: unknown): value is MeteredFeature {
   return typeof value === 'object' && value !== null && 'limit' in value && 'reset' in value;
 }
 
+/** A plan's features as entitlement objects show them: a metered feature reads as its limit. */
+export function entitlementFeatures<V>(
+  features: Readonly<Record<string, V | MeteredFeature>>,
+): Record<string, V | number> {
+  const shown: Record<string, V | number> = {};
+  for (const [name, value] of Object.entries(features))
+    shown[name] = isMetered(value) ? value.limit : (value as V);
+  return shown;
+}
+
 /**
  * One period of a metered feature: `[start, end)`. `end` is also the period's key in the database;
  * a feature that never resets has one period from the epoch to FOREVER, and no `resetsAt`.

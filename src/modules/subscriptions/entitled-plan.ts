@@ -93,6 +93,16 @@ export async function loadEntitledPlan(
   context: BillingContext,
   override?: SubscriptionStateOverride,
 ): Promise<EntitledPlan> {
+  const { planName, features } = await loadEntitledPlanWithAnchor(em, context, override);
+  return { planName, features };
+}
+
+/** As `loadEntitledPlan`, with the entitling subscription's current period end (metered billing periods). */
+export async function loadEntitledPlanWithAnchor(
+  em: EntityManager,
+  context: BillingContext,
+  override?: SubscriptionStateOverride,
+): Promise<EntitledPlan> {
   const [sql, id] =
     context.organizationId !== undefined
       ? [PLAN_OF_ORGANIZATION, context.organizationId]
