@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
+import { connectionPool } from './db.js';
 import { ChangeFeed } from './infra/change-feed.js';
 import type { JobQueue } from './infra/job-queue.js';
 import type { Logger } from './infra/logger.js';
@@ -156,7 +157,9 @@ export function createServices(deps: Deps): Services {
       sessions,
       entitlements,
     }),
-    metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents),
+    metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents, () =>
+      connectionPool(deps.orm),
+    ),
     organizations,
     plans: new PlansService(deps.orm, deps.payments, outboundEvents),
     providerNotifications: new ProviderNotificationsService(

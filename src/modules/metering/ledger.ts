@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { newId } from '../../core/ids.js';
 import type { MeteredFeature, Period } from '../plans/metered-feature.js';
 import type { BucketKind } from './credit-bucket.entity.js';
@@ -199,12 +200,36 @@ function balanceOf(meter: Meter, rows: readonly BucketRow[], carried: number): B
   return { feature: meter.feature, limit, granted, used, remaining, resetsAt: meter.period.resetsAt };
 }
 
+/**
+ * Where the ledger's statements run: the ORM's entity manager (in its transaction, when it has one), or
+ * a pooled `pg` client in a transaction of its own, the consumption's fast path, which skips the ORM's
+ * transaction machinery (see MeteringService.recordUsage).
+ */
+export type Db = EntityManager | pg.PoolClient;
+
+/** Each statement's `$n` form and the name it is prepared under on every connection. */
+const PREPARED = new Map<string, { name: string; text: string }>();
+
+function prepared(sql: string): { name: string; text: string } {
+  let statement = PREPARED.get(sql);
+  if (!statement) {
+    let n = 0;
+    statement = { name: `tollgate_ledger_${PREPARED.size}`, text: sql.replace(/\?/g, () => `$${++n}`) };
+    PREPARED.set(sql, statement);
+  }
+  return statement;
+}
+
 async function exec<T = Record<string, unknown>>(
-  em: EntityManager,
+  db: Db,
   sql: string,
   params: readonly unknown[],
 ): Promise<T[]> {
-  return em.getConnection().execute<T[]>(sql, [...params], 'all', em.getTransactionContext());
+  if ('getConnection' in db) {
+    return db.getConnection().execute<T[]>(sql, [...params], 'all', db.getTransactionContext());
+  }
+  const result = await db.query({ ...prepared(sql), values: [...params] });
+  return result.rows as T[];
 }
 
 function carriedParams(subject: Subject, meter: Meter): unknown[] {
@@ -274,7 +299,7 @@ export const ledger = {
    * the period's allowance row, which serializes the subject's consumptions until the commit.
    */
   async consume(
-    em: EntityManager,
+    db: Db,
     subject: Subject,
     meter: Meter,
     amount: number,
@@ -283,7 +308,7 @@ export const ledger = {
   ): Promise<Consumption> {
     const { period } = meter;
     const expires = period.resetsAt;
-    const [lock] = await exec<{ id: string; inserted: boolean }>(em, LOCK_ALLOWANCE, [
+    const [lock] = await exec<{ id: string; inserted: boolean }>(db, LOCK_ALLOWANCE, [
       newId('bkt'),
       subject.appId,
       subject.subjectId,
@@ -296,7 +321,7 @@ export const ledger = {
     ]);
     const allowanceId = lock!.id;
     if (lock!.inserted && rollsOver(meter)) {
-      await exec(em, INSERT_ROLLOVER, [
+      await exec(db, INSERT_ROLLOVER, [
         newId('bkt'),
         subject.appId,
         subject.subjectId,
@@ -309,7 +334,7 @@ export const ledger = {
         period.previous!.start,
       ]);
     }
-    const rows = await exec<BucketRow>(em, LOCK_PAYING, [subject.subjectId, meter.feature, now, period.end]);
+    const rows = await exec<BucketRow>(db, LOCK_PAYING, [subject.subjectId, meter.feature, now, period.end]);
     const before = balanceOf(meter, rows, 0);
     if (before.remaining < amount) return { allowed: false, balance: before };
 
@@ -326,7 +351,7 @@ export const ledger = {
       else takes.push({ id: row.id, take });
     }
     const usageId = newId('use');
-    await exec(em, TAKE_AND_RECORD, [
+    await exec(db, TAKE_AND_RECORD, [
       allowanceId,
       amount,
       JSON.stringify(takes),

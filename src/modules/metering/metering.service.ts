@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { type AppScope, type Principal, requireApiKey, requireAppPrincipal } from '../../core/principal.js';
@@ -9,7 +10,7 @@ import type { EntitlementsService } from '../entitlements/entitlements.service.j
 import { type BillingContext, billingContextOf } from '../subscriptions/billing-context.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { type BalanceReader, meterOf, subjectOf } from './balance-reader.js';
-import { type Balance, type CreditGrant, ledger } from './ledger.js';
+import { type Balance, type CreditGrant, ledger, type Meter, type Subject } from './ledger.js';
 import { presentBalance, presentGrant } from './metering.presenter.js';
 import {
   grantIdSchema,
@@ -42,7 +43,11 @@ export class MeteringService {
     private readonly entitlements: EntitlementsService,
     private readonly balances: BalanceReader,
     private readonly events: OutboundEvents,
+    /** The `pg` pool under the ORM, for the consumption's fast path. */
+    private readonly pool: () => Promise<pg.Pool>,
   ) {}
+
+  #pool: Promise<pg.Pool> | undefined;
 
   /**
    * `POST /v1/usage`: takes `amount` of `feature` from the context's balance in one transaction, or
@@ -70,6 +75,12 @@ export class MeteringService {
       return { allowed: false, balance: null };
     }
     const subject = subjectOf(context, caller.kind === 'session' ? caller : undefined);
+    // The fast path: one transaction on a pooled connection, without the ORM's transaction machinery.
+    // A consumption that would bring the balance to 0 is rolled back and made again below, in the ORM's
+    // transaction, so its `usage.limit_reached` event commits with it (at most once a period per subject
+    // and feature, unless refunds or grants refill the balance).
+    const fast = await this.#consumeOnPool(subject, meter, amount, metadata, now);
+    if (fast !== 'reaches_zero') return fast;
     return this.orm.em.transactional(async (em) => {
       const consumed = await ledger.consume(em, subject, meter, amount, metadata, now);
       if (!consumed.allowed) return { allowed: false, balance: consumed.balance };
@@ -82,6 +93,41 @@ export class MeteringService {
       }
       return { allowed: true, id: consumed.usageId, feature, amount, balance: consumed.balance };
     });
+  }
+
+  async #consumeOnPool(
+    subject: Subject,
+    meter: Meter,
+    amount: number,
+    metadata: object,
+    now: Date,
+  ): Promise<UsageResult | 'reaches_zero'> {
+    this.#pool ??= this.pool();
+    const client = await (await this.#pool).connect();
+    let failure: Error | undefined;
+    try {
+      await client.query('begin');
+      const consumed = await ledger.consume(client, subject, meter, amount, metadata, now);
+      if (!consumed.allowed || consumed.balance.remaining === 0) {
+        await client.query('rollback');
+        return consumed.allowed ? 'reaches_zero' : { allowed: false, balance: consumed.balance };
+      }
+      await client.query('commit');
+      return {
+        allowed: true,
+        id: consumed.usageId,
+        feature: meter.feature,
+        amount,
+        balance: consumed.balance,
+      };
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      // A connection that failed mid-transaction is given back to be destroyed, never reused.
+      client.release(failure);
+    }
   }
 
   /** `POST /v1/usage/:id/refund`: gives a usage back to the buckets that paid it, once (again → 409). */
