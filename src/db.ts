@@ -14,6 +14,8 @@ import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
 import { CustomerSubjects } from './modules/customers/customer-subjects.subscriber.js';
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
+import { CreditBucket } from './modules/metering/credit-bucket.entity.js';
+import { UsageRecord } from './modules/metering/usage-record.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
 import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
@@ -39,6 +41,8 @@ export const ENTITIES = [
   WebhookDelivery,
   WebhookAttempt,
   IdempotencyRecord,
+  CreditBucket,
+  UsageRecord,
 ];
 
 export type Orm = MikroORM;

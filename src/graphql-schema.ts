@@ -10,6 +10,7 @@ import { CustomersResolver } from './modules/customers/customers.resolver.js';
 import { EntitlementsResolver } from './modules/entitlements/entitlements.resolver.js';
 import { CustomerErasureResolver } from './modules/erasure/customer-erasure.resolver.js';
 import { InvoicesResolver } from './modules/invoices/invoices.resolver.js';
+import { MeteringResolver } from './modules/metering/metering.resolver.js';
 import { OrganizationsResolver } from './modules/organizations/organizations.resolver.js';
 import { PlansResolver } from './modules/plans/plans.resolver.js';
 import { FIELD_LIMITS } from './modules/rate-limits/field-limits.js';
@@ -31,6 +32,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   CustomerErasureResolver,
   EntitlementsResolver,
   InvoicesResolver,
+  MeteringResolver,
   OrganizationsResolver,
   CustomerSubscriptionsResolver,
   SubscriptionLifecycleResolver,
@@ -51,6 +53,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [AuthResolver, new AuthResolver(services.magicLinks, services.sessions)],
     [CheckoutResolver, new CheckoutResolver(services.checkout)],
     [CouponsResolver, new CouponsResolver(services.coupons)],
+    [MeteringResolver, new MeteringResolver(services.metering)],
     [CustomersResolver, new CustomersResolver(services.customers)],
     [CustomerErasureResolver, new CustomerErasureResolver(services.customerErasure)],
     [EntitlementsResolver, new EntitlementsResolver(services.entitlements)],

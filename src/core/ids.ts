@@ -19,7 +19,10 @@ export type IdPrefix =
   | 'we'
   | 'msg'
   | 'whd'
-  | 'wha';
+  | 'wha'
+  | 'bkt'
+  | 'grant'
+  | 'use';
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(20);

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { entitlementFeatures } from '../plans/metered-feature.js';
 import type { OutboundEvents, PlannedEvent } from '../webhooks/outbound-events.js';
 import type { BillingContext } from './billing-context.js';
 import { type EntitledPlan, loadEntitledPlan } from './entitled-plan.js';
@@ -186,7 +187,7 @@ function entitlementsEvent(
       : { customerId: owner.customerId };
   return {
     type: 'entitlements.updated',
-    data: { ...whose, ...after },
+    data: { ...whose, planName: after.planName, features: entitlementFeatures(after.features) },
     subjects: [owner.organizationId ?? owner.customerId!],
   };
 }
