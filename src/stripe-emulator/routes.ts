@@ -5,7 +5,7 @@ import {
   portalConfigurationOrFail,
   updatePortalConfiguration,
 } from './billing-portal.js';
-import { createCheckoutSession, retrieveCheckoutSession } from './checkout.js';
+import { createCheckoutSession, expireCheckoutSession, retrieveCheckoutSession } from './checkout.js';
 import {
   couponOrFail,
   createCoupon,
@@ -58,6 +58,11 @@ export const API_ROUTES: readonly Route[] = [
   { method: 'post', path: '/promotion_codes/:id', handle: (em, p, id) => updatePromotionCode(em, id, p) },
   { method: 'post', path: '/checkout/sessions', handle: (em, p) => createCheckoutSession(em, p) },
   { method: 'get', path: '/checkout/sessions/:id', handle: (em, _p, id) => retrieveCheckoutSession(em, id) },
+  {
+    method: 'post',
+    path: '/checkout/sessions/:id/expire',
+    handle: (em, _p, id) => expireCheckoutSession(em, id),
+  },
   { method: 'post', path: '/subscriptions', handle: (em, p) => createSubscription(em, p) },
   { method: 'get', path: '/subscriptions', handle: (em, p) => listSubscriptions(em, p) },
   { method: 'get', path: '/subscriptions/:id', handle: (em, _p, id) => subscriptionOrFail(em, id) },
