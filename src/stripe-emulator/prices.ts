@@ -66,12 +66,18 @@ export function createPrice(em: Emulation, params: Params): Obj {
         `Invalid recurring[interval]: must be one of day, week, month, or year`,
         'recurring[interval]',
       );
+    const usageType = str(recurringParams, 'usage_type') ?? 'licensed';
+    if (usageType !== 'licensed' && usageType !== 'metered')
+      throw invalid(
+        'Invalid recurring[usage_type]: must be one of licensed or metered',
+        'recurring[usage_type]',
+      );
     recurring = {
       interval,
       interval_count: int(recurringParams, 'interval_count') ?? 1,
       meter: null,
       trial_period_days: null,
-      usage_type: 'licensed',
+      usage_type: usageType,
     };
   }
   const price: Obj = {

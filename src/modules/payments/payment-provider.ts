@@ -9,6 +9,8 @@ export interface ProviderPrice {
   readonly product: string;
   readonly active: boolean;
   readonly recurring: boolean;
+  /** How a recurring price charges: per subscribed quantity (`licensed`) or per reported use (`metered`). */
+  readonly usageType: 'licensed' | 'metered' | null;
   readonly unitAmount: number | null;
   readonly currency: string;
 }

@@ -384,6 +384,7 @@ function fromStripePrice(price: Stripe.Price): ProviderPrice {
     product: idOf(price.product) ?? '',
     active: price.active,
     recurring: price.recurring !== null,
+    usageType: !price.recurring ? null : price.recurring.usage_type === 'metered' ? 'metered' : 'licensed',
     unitAmount: price.unit_amount,
     currency: price.currency,
   };
