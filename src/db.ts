@@ -10,6 +10,7 @@ import { App } from './modules/apps/app.entity.js';
 import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
 import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
+import { OpenCheckout } from './modules/checkout/open-checkout.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
@@ -38,6 +39,7 @@ export const ENTITIES = [
   WebhookDelivery,
   WebhookAttempt,
   IdempotencyRecord,
+  OpenCheckout,
 ];
 
 export type Orm = MikroORM;

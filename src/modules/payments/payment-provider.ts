@@ -172,7 +172,12 @@ export interface PaymentProvider {
   findPromotionCode(code: string): Promise<ProviderPromotionCode | null>;
   createCheckoutSession(
     input: CheckoutSessionRequest,
-  ): Promise<{ readonly id: string; readonly url: string }>;
+  ): Promise<{ readonly id: string; readonly url: string; readonly expiresAt: Date }>;
+  /**
+   * Makes an open checkout session unpayable (Stripe's `checkout.sessions.expire`). A session that is
+   * already complete, expired or unknown is left as it is, so a retried call succeeds.
+   */
+  expireCheckoutSession(id: string): Promise<void>;
   retrieveSubscription(id: string): Promise<ProviderSubscription | null>;
   /** The same idempotency key always yields the first answer, so a retried change is applied once. */
   updateSubscription(
