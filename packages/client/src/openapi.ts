@@ -440,7 +440,11 @@ export interface paths {
          *     subscription is created later, when the payment provider's notification of the completed
          *     checkout arrives: a success page must not assume it exists at once. With a session token, the
          *     caller's own customer only; an organization checkout needs the owner or admin role (Tollgate's
-         *     choice). An unknown, expired or inapplicable coupon → 400 with the reason.
+         *     choice). An unknown, expired or inapplicable coupon → 400 with the reason. A customer (or the
+         *     existing customer with this e-mail) or organization that already has a `trialing`, `active`,
+         *     `past_due` or `paused` subscription → 409 naming `POST /v1/subscriptions/:id/change-plan`, unless
+         *     the app's `allowMultipleSubscriptions` setting is on (Tollgate's choice). Once one checkout of a
+         *     buyer completes, the buyer's other open checkout sessions are expired.
          */
         post: operations["createCheckoutSession"];
         delete?: never;
