@@ -1,3 +1,4 @@
+import type { RequestOptions } from './http.js';
 import type { components } from './openapi.js';
 
 /**
@@ -45,8 +46,8 @@ export type BillingContext =
   | { readonly customerId: string; readonly organizationId?: undefined }
   | { readonly organizationId: string; readonly customerId?: undefined };
 
-/** Options of every POST: an `Idempotency-Key`, so a retried call is applied once. */
-export interface PostOptions {
+/** Options of every POST: those of every call, and an `Idempotency-Key` so a retried call is applied once. */
+export interface PostOptions extends RequestOptions {
   readonly idempotencyKey?: string;
 }
 
