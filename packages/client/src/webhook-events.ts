@@ -19,13 +19,18 @@ export interface PlanSnapshot {
   readonly isDefault: boolean;
 }
 
+/** What `customer.deleted` says of the customer: only its id. */
+export interface DeletedCustomerRef {
+  readonly id: string;
+}
+
 /** Whose entitlements changed, and what they are now. */
 export type EntitlementsChange = Entitlements &
   ({ readonly customerId: string } | { readonly organizationId: string });
 
 export type CustomerCreatedEvent = WebhookEventOf<'customer.created', Customer>;
 export type CustomerUpdatedEvent = WebhookEventOf<'customer.updated', Customer>;
-export type CustomerDeletedEvent = WebhookEventOf<'customer.deleted', { readonly id: string }>;
+export type CustomerDeletedEvent = WebhookEventOf<'customer.deleted', DeletedCustomerRef>;
 export type SubscriptionCreatedEvent = WebhookEventOf<'subscription.created', Subscription>;
 export type SubscriptionUpdatedEvent = WebhookEventOf<'subscription.updated', Subscription>;
 export type SubscriptionCanceledEvent = WebhookEventOf<'subscription.canceled', Subscription>;
