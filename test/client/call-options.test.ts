@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
-import { type Customer, Tollgate, TollgateError, USER_AGENT, VERSION } from '@tollgate/client';
+import { type Customer, Tollgate, TollgateAuth, TollgateError, USER_AGENT, VERSION } from '@tollgate/client';
 import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -102,6 +102,18 @@ describe('timeout and signal', () => {
     const afterwards = silent.sockets.length;
     expect((await failure(client.customers.retrieve('cus_2'))).error).toBe('Aborted');
     expect(silent.sockets.length).toBe(afterwards);
+  });
+
+  it('gives the login client the same options, per client and per call', async () => {
+    const auth = new TollgateAuth({ appId: 'app_1', baseUrl: silent.url, timeout: 600_000 });
+    const timedOut = await failure(auth.verify('tg_ml_x', { timeout: 200 }));
+    expect([timedOut.error, timedOut.message]).toEqual(['Timeout', 'Tollgate did not answer within 200 ms']);
+    const controller = new AbortController();
+    controller.abort();
+    const aborted = await failure(
+      auth.sendMagicLink('a@example.com', { redirectUrl: 'http://localhost/cb', signal: controller.signal }),
+    );
+    expect(aborted.error).toBe('Aborted');
   });
 
   it('refuses a timeout that is not a positive number before sending anything', async () => {
