@@ -115,5 +115,6 @@ describe('tollgate CLI: payments', () => {
       emulator.child.kill('SIGTERM');
       expect(await emulator.exited).toBe(0);
     }
-  });
+    // Five CLI processes, each a Node start: slow on a busy machine.
+  }, 90_000);
 });
