@@ -10,6 +10,7 @@ import { App } from './modules/apps/app.entity.js';
 import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
 import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
+import { OpenCheckout } from './modules/checkout/open-checkout.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
 import { CustomerSubjects } from './modules/customers/customer-subjects.subscriber.js';
@@ -43,6 +44,7 @@ export const ENTITIES = [
   IdempotencyRecord,
   CreditBucket,
   UsageRecord,
+  OpenCheckout,
 ];
 
 export type Orm = MikroORM;

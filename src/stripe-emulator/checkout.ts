@@ -150,6 +150,22 @@ export function retrieveCheckoutSession(em: Emulation, id: string): Obj {
   return session;
 }
 
+/**
+ * `POST /v1/checkout/sessions/:id/expire`: an open session can no longer be paid. Stripe refuses
+ * any other status and sends `checkout.session.expired`.
+ */
+export function expireCheckoutSession(em: Emulation, id: string): Obj {
+  const session = retrieveCheckoutSession(em, id);
+  if (session.status !== 'open')
+    throw invalid(
+      `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".`,
+    );
+  em.state.checkoutSessions[id]!.status = 'expired';
+  const expired = retrieveCheckoutSession(em, id);
+  em.emit('checkout.session.expired', expired);
+  return expired;
+}
+
 /** What the payer entered on the page, already checked there. */
 export interface Payment {
   readonly email: string;

@@ -7,6 +7,7 @@ import {
 } from './billing-portal.js';
 import {
   createCheckoutSession,
+  expireCheckoutSession,
   listCheckoutLineItems,
   listCheckoutSessions,
   retrieveCheckoutSession,
@@ -108,6 +109,11 @@ export const API_ROUTES: readonly Route[] = [
     method: 'get',
     path: '/checkout/sessions/:id/line_items',
     handle: (em, p, id) => listCheckoutLineItems(em, id, p),
+  },
+  {
+    method: 'post',
+    path: '/checkout/sessions/:id/expire',
+    handle: (em, _p, id) => expireCheckoutSession(em, id),
   },
   { method: 'post', path: '/subscriptions', handle: (em, p) => createSubscription(em, p) },
   { method: 'get', path: '/subscriptions', handle: (em, p) => listSubscriptions(em, p) },

@@ -25,7 +25,11 @@ let plan: Awaited<ReturnType<BillingFixtures['plan']>>;
 
 beforeAll(async () => {
   server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: logSink });
-  ({ appId, apiKey } = await server.createApp({ organizationsEnabled: true }));
+  // Several subscriptions allowed: a subscribed customer's own checkout leaves a stored answer to erase.
+  ({ appId, apiKey } = await server.createApp({
+    organizationsEnabled: true,
+    allowMultipleSubscriptions: true,
+  }));
   billing = new BillingFixtures(server, appId);
   plan = await billing.plan();
 });

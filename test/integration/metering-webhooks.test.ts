@@ -52,6 +52,7 @@ describe('metering webhooks', () => {
     expect(reached.payload.data).toEqual({
       customerId,
       organizationId: null,
+      feature: 'calls',
       limit: 3,
       granted: 2,
       used: 5,

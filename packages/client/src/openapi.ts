@@ -562,7 +562,11 @@ export interface paths {
          *     subscription is created later, when the payment provider's notification of the completed
          *     checkout arrives: a success page must not assume it exists at once. With a session token, the
          *     caller's own customer only; an organization checkout needs the owner or admin role (Tollgate's
-         *     choice). An unknown, expired or inapplicable coupon → 400 with the reason.
+         *     choice). An unknown, expired or inapplicable coupon → 400 with the reason. A customer (or the
+         *     existing customer with this e-mail) or organization that already has a `trialing`, `active`,
+         *     `past_due` or `paused` subscription → 409 naming `POST /v1/subscriptions/:id/change-plan`, unless
+         *     the app's `allowMultipleSubscriptions` setting is on (Tollgate's choice). Once one checkout of a
+         *     buyer completes, the buyer's other open checkout sessions are expired.
          */
         post: operations["createCheckoutSession"];
         delete?: never;
@@ -1128,7 +1132,7 @@ export interface components {
         RecordUsageRequest: {
             feature: string;
             /** @default 1 */
-            amount?: number;
+            amount: number;
             /** @description API key: exactly one of customerId / organizationId. */
             customerId?: string;
             organizationId?: string;
@@ -1150,7 +1154,7 @@ export interface components {
             feature: string;
             amount: number;
             /** @default 50 */
-            priority?: number;
+            priority: number;
             /** Format: date-time */
             expiresAt?: string | null;
             description?: string | null;

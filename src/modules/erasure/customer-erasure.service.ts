@@ -5,6 +5,7 @@ import { type Principal, requireApiKey } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { MagicLinkRequest } from '../auth/magic-link-request.entity.js';
 import { Session } from '../auth/session.entity.js';
+import { OpenCheckout } from '../checkout/open-checkout.entity.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { Subscription } from '../subscriptions/subscription.entity.js';
@@ -95,6 +96,8 @@ export class CustomerErasureService {
       for (const eraser of this.erasers) await eraser.eraseCustomer(tx, erased);
       // The abuse-limit rows name the address, not the customer.
       await tx.nativeDelete(MagicLinkRequest, { app: caller.appId, emailLower: locked.email.toLowerCase() });
+      // So do open checkouts started by e-mail before the customer existed (by id: on delete cascade).
+      await tx.nativeDelete(OpenCheckout, { app: caller.appId, emailLower: locked.email.toLowerCase() });
       // The caller's checkout metadata travelled with the customer's subscriptions; the billing facts stay.
       await tx.nativeUpdate(Subscription, { customer: id }, { metadata: {} });
       // Sessions, magic-link tokens and memberships go with the row (on delete cascade); subscriptions

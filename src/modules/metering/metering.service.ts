@@ -89,7 +89,7 @@ export class MeteringService {
           customerId: context.customerId ?? null,
           organizationId: context.organizationId ?? null,
         };
-        const data = { ...whose, ...presentBalance(consumed.balance) };
+        const data = { ...whose, feature, ...presentBalance(consumed.balance) };
         await this.events.record(em, context.appId, 'usage.limit_reached', data, subjectIdsOf(whose));
       }
       return { allowed: true, id: consumed.usageId, feature, amount, balance: consumed.balance };

@@ -9,6 +9,8 @@ export interface ProviderPrice {
   readonly product: string;
   readonly active: boolean;
   readonly recurring: boolean;
+  /** How a recurring price charges: per subscribed quantity (`licensed`) or per reported use (`metered`). */
+  readonly usageType: 'licensed' | 'metered' | null;
   readonly unitAmount: number | null;
   readonly currency: string;
 }
@@ -182,7 +184,12 @@ export interface PaymentProvider {
   findPromotionCode(code: string): Promise<ProviderPromotionCode | null>;
   createCheckoutSession(
     input: CheckoutSessionRequest,
-  ): Promise<{ readonly id: string; readonly url: string }>;
+  ): Promise<{ readonly id: string; readonly url: string; readonly expiresAt: Date }>;
+  /**
+   * Makes an open checkout session unpayable (Stripe's `checkout.sessions.expire`). A session that is
+   * already complete, expired or unknown is left as it is, so a retried call succeeds.
+   */
+  expireCheckoutSession(id: string): Promise<void>;
   retrieveSubscription(id: string): Promise<ProviderSubscription | null>;
   /** The same idempotency key always yields the first answer, so a retried change is applied once. */
   updateSubscription(

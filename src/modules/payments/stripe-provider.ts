@@ -128,7 +128,9 @@ export class StripePaymentProvider implements PaymentProvider {
     };
   }
 
-  async createCheckoutSession(input: CheckoutSessionRequest): Promise<{ id: string; url: string }> {
+  async createCheckoutSession(
+    input: CheckoutSessionRequest,
+  ): Promise<{ id: string; url: string; expiresAt: Date }> {
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: 'subscription',
       line_items: [{ price: input.priceId, quantity: 1 }],
@@ -158,7 +160,18 @@ export class StripePaymentProvider implements PaymentProvider {
     const session = await call(() => this.#stripe.checkout.sessions.create(params));
     if (!session.url)
       throw new ProviderError('The payment provider returned a checkout session without a URL');
-    return { id: session.id, url: session.url };
+    return { id: session.id, url: session.url, expiresAt: new Date(session.expires_at * 1000) };
+  }
+
+  async expireCheckoutSession(id: string): Promise<void> {
+    try {
+      await this.#stripe.checkout.sessions.expire(id);
+    } catch (error) {
+      if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw translate(error);
+      // Refused because it is no longer open (or does not exist): nothing is left to expire.
+      const session = await orNull(() => this.#stripe.checkout.sessions.retrieve(id));
+      if (session && session.status === 'open') throw translate(error);
+    }
   }
 
   async retrieveSubscription(id: string): Promise<ProviderSubscription | null> {
@@ -390,6 +403,7 @@ function fromStripePrice(price: Stripe.Price): ProviderPrice {
     product: idOf(price.product) ?? '',
     active: price.active,
     recurring: price.recurring !== null,
+    usageType: !price.recurring ? null : price.recurring.usage_type === 'metered' ? 'metered' : 'licensed',
     unitAmount: price.unit_amount,
     currency: price.currency,
   };
