@@ -1,5 +1,5 @@
 import type { RequestOptions, Transport } from './http.js';
-import type { PostOptions } from './types.js';
+import type { BillingContext, PostOptions } from './types.js';
 
 export type Query = Readonly<Record<string, string | number | undefined>>;
 
@@ -32,3 +32,8 @@ export class ApiRequester {
 }
 
 export const segment = (id: string): string => encodeURIComponent(id);
+
+/** A billing context as query parameters, exactly one of them sent. */
+export function contextQuery(context: BillingContext): Record<string, string | undefined> {
+  return { customerId: context.customerId, organizationId: context.organizationId };
+}

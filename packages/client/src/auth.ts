@@ -2,9 +2,13 @@ import { configurationError } from './errors.js';
 import { type RequestOptions, Transport, type TransportOptions } from './http.js';
 import type {
   EntitlementCheck,
+  FeatureBalanceList,
+  PostOptions,
+  RecordUsageRequest,
   Session,
   SuccessResult,
   SwitchOrganizationResult,
+  UsageResult,
   VerifyResult,
 } from './types.js';
 
@@ -113,10 +117,47 @@ export class TollgateAuth {
     return session;
   }
 
-  /** Whether the session's context (its organization after a switch) has `feature`. */
-  check(sessionToken: string, feature: string, options?: RequestOptions): Promise<EntitlementCheck> {
+  /**
+   * Whether the session's context (its organization after a switch) has `feature`; for a metered
+   * feature, whether its balance holds `amount` (default 1).
+   */
+  check(
+    sessionToken: string,
+    feature: string,
+    options: RequestOptions & { readonly amount?: number } = {},
+  ): Promise<EntitlementCheck> {
+    const { amount, ...call } = options;
     return this.#transport.request<EntitlementCheck>(
-      { method: 'GET', path: `/v1/entitlements/check/${encodeURIComponent(feature)}`, token: sessionToken },
+      {
+        method: 'GET',
+        path: `/v1/entitlements/check/${encodeURIComponent(feature)}`,
+        query: { amount },
+        token: sessionToken,
+      },
+      call,
+    );
+  }
+
+  /**
+   * Consumes `amount` (default 1) of a metered feature from the session's context, atomically:
+   * `allowed: false` records nothing. Pass an `idempotencyKey` so a retried call consumes once.
+   */
+  recordUsage(
+    sessionToken: string,
+    body: Omit<RecordUsageRequest, 'customerId' | 'organizationId'>,
+    options: PostOptions = {},
+  ): Promise<UsageResult> {
+    const { idempotencyKey, ...call } = options;
+    return this.#transport.request<UsageResult>(
+      { method: 'POST', path: '/v1/usage', body, token: sessionToken, idempotencyKey },
+      call,
+    );
+  }
+
+  /** The live balance of every metered feature of the session's context. */
+  balances(sessionToken: string, options?: RequestOptions): Promise<FeatureBalanceList> {
+    return this.#transport.request<FeatureBalanceList>(
+      { method: 'GET', path: '/v1/balances', token: sessionToken },
       options,
     );
   }

@@ -12,6 +12,7 @@ export type {
   Subscriptions,
 } from './resources/billing.js';
 export type { CustomerListQuery, Customers } from './resources/customers.js';
+export type { Balances, CreditGrants, Usage } from './resources/metering.js';
 export type { Organizations } from './resources/organizations.js';
 export type { WebhookEndpoints } from './resources/webhook-endpoints.js';
 export { Tollgate, type TollgateOptions } from './server.js';

@@ -1129,16 +1129,6 @@ export interface components {
             /** Format: date-time */
             resetsAt: string | null;
         };
-        RecordUsageRequest: {
-            feature: string;
-            /** @default 1 */
-            amount: number;
-            /** @description API key: exactly one of customerId / organizationId. */
-            customerId?: string;
-            organizationId?: string;
-            /** @description Stored with the usage (≤ 50 keys, ≤ 16 KiB). */
-            metadata?: Record<string, never>;
-        };
         UsageResult: {
             /** @description `use_…`; only when allowed. */
             id?: string;
@@ -1147,17 +1137,6 @@ export interface components {
             allowed: boolean;
             /** @description `null` when the plan lacks the feature. */
             balance: components["schemas"]["Balance"] | null;
-        };
-        CreateCreditGrantRequest: {
-            customerId?: string;
-            organizationId?: string;
-            feature: string;
-            amount: number;
-            /** @default 50 */
-            priority: number;
-            /** Format: date-time */
-            expiresAt?: string | null;
-            description?: string | null;
         };
         CreditGrant: {
             /** @description `grant_…` */
@@ -1647,6 +1626,37 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: {
+        RecordUsageRequest: {
+            content: {
+                "application/json": {
+                    feature: string;
+                    /** @default 1 */
+                    amount?: number;
+                    /** @description API key: exactly one of customerId / organizationId. */
+                    customerId?: string;
+                    organizationId?: string;
+                    /** @description Stored with the usage (≤ 50 keys, ≤ 16 KiB). */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        CreateCreditGrantRequest: {
+            content: {
+                "application/json": {
+                    customerId?: string;
+                    organizationId?: string;
+                    feature: string;
+                    amount: number;
+                    /** @default 50 */
+                    priority?: number;
+                    /** Format: date-time */
+                    expiresAt?: string | null;
+                    description?: string | null;
+                };
+            };
+        };
         CancelSubscriptionRequest: {
             content: {
                 "application/json": {
@@ -2445,11 +2455,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RecordUsageRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["RecordUsageRequest"];
         responses: {
             /** @description Recorded (allowed), or refused with nothing recorded */
             200: {
@@ -2582,11 +2588,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateCreditGrantRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateCreditGrantRequest"];
         responses: {
             /** @description The grant */
             201: {

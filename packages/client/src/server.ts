@@ -10,6 +10,7 @@ import {
   Subscriptions,
 } from './resources/billing.js';
 import { Customers } from './resources/customers.js';
+import { Balances, CreditGrants, Usage } from './resources/metering.js';
 import { Organizations } from './resources/organizations.js';
 import { WebhookEndpoints } from './resources/webhook-endpoints.js';
 
@@ -33,6 +34,9 @@ export class Tollgate {
   readonly coupons: Coupons;
   readonly organizations: Organizations;
   readonly webhookEndpoints: WebhookEndpoints;
+  readonly usage: Usage;
+  readonly creditGrants: CreditGrants;
+  readonly balances: Balances;
 
   constructor(options: TollgateOptions) {
     if (inBrowser()) {
@@ -53,5 +57,8 @@ export class Tollgate {
     this.coupons = new Coupons(api);
     this.organizations = new Organizations(api);
     this.webhookEndpoints = new WebhookEndpoints(api);
+    this.usage = new Usage(api);
+    this.creditGrants = new CreditGrants(api);
+    this.balances = new Balances(api);
   }
 }

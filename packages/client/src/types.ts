@@ -53,7 +53,17 @@ export interface CreateWebhookEndpointRequest extends Schema<'CreateWebhookEndpo
 export interface UpdateWebhookEndpointRequest extends Schema<'UpdateWebhookEndpointRequest'> {}
 export type WebhookEventType = Schemas['WebhookEventType'];
 export interface CreditGrant extends Schema<'CreditGrant'> {}
+export interface CreditGrantList {
+  readonly data: CreditGrant[];
+}
 export interface Balance extends Schema<'Balance'> {}
+export interface FeatureBalance extends Schema<'FeatureBalance'> {}
+export interface FeatureBalanceList {
+  readonly data: FeatureBalance[];
+}
+export interface UsageResult extends Schema<'UsageResult'> {}
+export interface RecordUsageRequest extends RequestBody<'RecordUsageRequest'> {}
+export interface CreateCreditGrantRequest extends RequestBody<'CreateCreditGrantRequest'> {}
 /** `GET /v1/webhook-endpoints` (its list schema is inline in the document). */
 export interface WebhookEndpointList {
   readonly data: WebhookEndpoint[];

@@ -1,4 +1,4 @@
-import { type ApiRequester, segment } from '../api.js';
+import { type ApiRequester, contextQuery, segment } from '../api.js';
 import type { RequestOptions } from '../http.js';
 import type {
   BillingContext,
@@ -17,11 +17,6 @@ import type {
   Subscription,
   SubscriptionList,
 } from '../types.js';
-
-/** The context as query parameters, exactly one of them sent. */
-function contextQuery(context: BillingContext): Record<string, string | undefined> {
-  return { customerId: context.customerId, organizationId: context.organizationId };
-}
 
 /** `/v1/checkout/session`. */
 export class Checkout {
@@ -87,10 +82,15 @@ export class EntitlementsResource {
     return this.api.get<Entitlements>('/v1/entitlements', contextQuery(context), options);
   }
 
-  check(feature: string, context: BillingContext, options?: RequestOptions): Promise<EntitlementCheck> {
+  /** For a metered feature, `amount` (default 1) is what `allowed` asks the balance for. */
+  check(
+    feature: string,
+    context: BillingContext & { readonly amount?: number },
+    options?: RequestOptions,
+  ): Promise<EntitlementCheck> {
     return this.api.get<EntitlementCheck>(
       `/v1/entitlements/check/${segment(feature)}`,
-      contextQuery(context),
+      { ...contextQuery(context), amount: context.amount },
       options,
     );
   }
