@@ -53,15 +53,27 @@ function printBanner(server: RunningServer): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** `serve`: starts, prints the banner, and on SIGINT/SIGTERM finishes in-flight requests, then exits 0. */
+/**
+ * `serve`: starts, prints the banner, and on SIGINT/SIGTERM finishes in-flight requests, stops what it
+ * started (the embedded PostgreSQL last), then exits 0. A signal during start-up is kept until the start
+ * is done, so nothing it started (a database server in its own process group) is left behind; a second
+ * signal ends the process at once, as the default would.
+ */
 export async function serve(): Promise<void> {
   const config = loadConfig();
+  let stop: ((signal: NodeJS.Signals) => void) | undefined;
+  let early: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    if (stop) stop(signal);
+    else early = signal;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const server = await startServer(config);
   printBanner(server);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  stop = (signal) => {
     server.deps.logger.info({ signal }, 'shutting down: finishing in-flight requests');
     server.close().then(
       async () => {
@@ -75,8 +87,7 @@ export async function serve(): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  if (early) stop(early);
 }
 
 /** A one-shot command's logger: on stderr, since a JSON command's stdout is its JSON and nothing else. */
