@@ -3,7 +3,7 @@
  * the same plus the commands' code (`src/cli-commands.ts`, which loads the whole server, as `help` did
  * before the command line loaded it lazily), BENCH_ROUNDS times each, from spawn to exit. Also
  * `node bin/tollgate.js --help`, the installed command (it checks the build's stamp first). Prints
- * medians and the machine's load; exit code 1 when the median `help` is ≥ 300 ms.
+ * medians and the machine's load, beside the floor (a bare `node` printing one line); exit code 1 when the median `help` is ≥ 300 ms.
  *
  *   npm run build && node bench/cli-help.js   # BENCH_ROUNDS=15
  */
@@ -14,6 +14,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 15);
 const env = { PATH: process.env.PATH };
 
 const kinds = {
+  'node alone (the floor)': ['-e', "process.stdout.write('Usage: tollgate')"],
   'main.js help': ['dist/src/main.js', 'help'],
   'bin/tollgate.js --help': ['bin/tollgate.js', '--help'],
   'help + the server code': [
