@@ -42,8 +42,11 @@ COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 # Served at GET /openapi.yaml.
 COPY --chown=root:root schema/openapi.yaml ./schema/openapi.yaml
-# Fills the compile cache in the image (loading the CLI loads the whole server), readable by every user.
-RUN node dist/src/main.js help > /dev/null && chmod -R a+rX /app/.compile-cache
+# Fills the compile cache in the image, readable by every user: the command line, then the commands'
+# code (which loads the whole server; `help` alone loads none of it).
+RUN node dist/src/main.js help > /dev/null \
+    && node --input-type=module -e "await import('./dist/src/cli-commands.js')" \
+    && chmod -R a+rX /app/.compile-cache
 USER node
 EXPOSE 4000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \

@@ -1,314 +1,243 @@
-import 'reflect-metadata';
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
-import { systemClock } from './core/clock.js';
-import { DomainError, ValidationError } from './core/errors.js';
-import { ADMIN } from './core/principal.js';
-import { listenFailure, StartupError } from './core/startup-errors.js';
-import { randomSecret } from './core/tokens.js';
-import { migrate, withContext } from './db.js';
-import { JobQueue } from './infra/job-queue.js';
-import { loggerFor } from './infra/logger.js';
-import { createMailer } from './modules/email/email.js';
-import { cliPaymentProvider } from './modules/payments/payments.runtime.js';
-import { MemoryRateLimitStore } from './modules/rate-limits/rate-limit-store.js';
-import { connectDatabase, openDatabase, type RunningServer, startServer } from './server.js';
-import { createServices } from './services.js';
-import { StripeEmulator } from './stripe-emulator/stripe-emulator.js';
-import { runBeforeExit } from './telemetry/shutdown.js';
-
-const USAGE = `Usage: tollgate <command> [options]
-
-Commands:
-  serve                                        start the HTTP service
-  migrate                                      apply pending database migrations and exit
-  apps create --name NAME [--callback-url URL]  create an app; prints {"appId","apiKey"} as JSON
-  keys create --app APP_ID                     create another API key; prints {"keyId","apiKey"} as JSON
-  plans upsert --app APP_ID --id SLUG --name NAME [--price PRICE_ID | --amount CENTS [--currency usd]
-               [--interval month]] [--trial-days N] [--features JSON] [--default]
-                                               create or change a plan; --amount first creates the price
-                                               at Stripe (or the emulator); prints the plan as JSON
-  sync --app APP_ID                            re-read the Stripe subscriptions of every customer and
-                                               organization of the app and apply them (as the periodic
-                                               reconcile does); prints what changed as JSON
-  stripe-emulator [--port N] [--webhook-url URL] [--webhook-secret whsec_…] [--state FILE]
-                                               run the bundled Stripe emulator on its own (default port
-                                               STRIPE_EMULATOR_PORT, 12111)
-  help                                         print this text
-
-JSON commands print only their JSON on stdout; messages go to stderr. Exit codes: 0 done, 1 failed
-(one line on stderr says why), 2 usage error (no command, an unknown command or option).
-`;
+import { Command, CommanderError, Option } from 'commander';
 
 /**
- * What an operator needs to start. The banner ends up in container logs, so in production it names no
- * secret (the admin token came from ADMIN_TOKEN: its owner has it already) and lists only what is served.
+ * The `tollgate` command line: every command, its options and its help, parsed by commander. This file
+ * loads no server code: an action imports its implementation (src/cli-commands.ts) only when it runs, so
+ * `tollgate help` and `--help` answer at once and open neither a database connection nor a port.
+ *
+ * Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error (no command, an unknown
+ * command or option, a required option missing). JSON commands print only their JSON on stdout.
  */
-function printBanner(server: RunningServer): void {
-  const { production, graphql, docs } = server.deps.config;
-  const lines = [
-    '',
-    '  Tollgate is running',
-    '',
-    `  REST API     ${server.url}/v1`,
-    ...(docs ? [`  API docs     ${server.url}/docs`] : []),
-    graphql.graphiql ? `  GraphiQL     ${server.url}/graphql` : `  GraphQL      ${server.url}/graphql`,
-    `  Dashboard    ${server.url}/dashboard`,
-    production ? '  Admin token  the value of ADMIN_TOKEN' : `  Admin token  ${server.adminToken}`,
-  ];
-  if (!production) lines.push(`  Dev mailbox  ${server.url}/dev/mailbox`);
-  if (server.payments.emulator)
-    lines.push(`  Stripe       emulator at ${server.payments.emulator.url} (test card 4242 4242 4242 4242)`);
-  if (server.demo && !production) {
-    lines.push(
-      '',
-      '  A demo app was created (shown on this first start only):',
-      `  App id       ${server.demo.appId}`,
-      `  API key      ${server.demo.apiKey}`,
-      `  Plans        free (default)${server.payments.emulator ? ', pro (14-day trial)' : ''}`,
+
+const commands = () => import('./cli-commands.js');
+
+const ENVIRONMENT_NOTE = `
+Settings come from environment variables (see the configuration reference); a few that matter here:
+  DATABASE_URL   PostgreSQL to use (unset in development: embedded PostgreSQL under DATA_DIR)
+  NODE_ENV       production: every required variable must be set, and nothing is created implicitly`;
+
+function example(...lines: string[]): string {
+  return `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
+}
+
+/** The whole command tree, with help texts; actions are bound lazily. Exported for the help tests. */
+export function createProgram(): Command {
+  const program = new Command('tollgate')
+    .usage('<command> [options]')
+    .description(
+      'Self-hostable customers, magic-link login, Stripe checkout, subscriptions and entitlements.',
+    )
+    // Inherited by every command added below: errors are thrown to runCli, which sets the exit code.
+    .exitOverride()
+    .showHelpAfterError()
+    .configureOutput({ outputError: (message, write) => write(usageError(message)) })
+    .helpCommand('help [command...]', 'print the help of tollgate or of a command')
+    .addHelpText(
+      'after',
+      `\nRun \`tollgate <command> --help\` for a command's options and an example.\n` +
+        'JSON commands print only their JSON on stdout; messages go to stderr. Exit codes: 0 done, 1 failed\n' +
+        '(one line on stderr says why), 2 usage error (no command, an unknown command or option).',
     );
-  }
-  lines.push('');
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
 
-async function serve(): Promise<void> {
-  const config = loadConfig();
-  const server = await startServer(config);
-  printBanner(server);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    server.deps.logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    server.close().then(
-      async () => {
-        await runBeforeExit();
-        server.deps.logger.info('stopped');
-        process.exit(0);
-      },
-      (error) => {
-        server.deps.logger.error({ err: error }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
-}
-
-/** Runs a one-shot command against the configured database with the operator's authority. */
-async function withDatabase<T>(fn: (services: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  // On stderr: a JSON command's stdout is its JSON and nothing else.
-  const logger = loggerFor(config, { level: process.env.LOG_LEVEL ?? 'warn', toStderr: true });
-  const database = await openDatabase(config, logger);
-  const orm = await connectDatabase(database);
-  let jobs: JobQueue | undefined;
-  try {
-    await migrate(orm);
-    // Enqueue only: what a command enqueues (an outbound event, say) is run by a serving instance.
-    jobs = await JobQueue.start({
-      connectionString: database.url,
-      logger,
-      schema: config.jobQueue.schema,
-      superviseIntervalSeconds: config.jobQueue.superviseIntervalSeconds,
-      workers: false,
-      maxConnections: 1,
-    });
-    const services = createServices({
-      config,
-      orm,
-      clock: systemClock,
-      logger,
-      adminToken: config.adminToken ?? '',
-      mailer: createMailer(config, logger),
-      // One-shot commands serve no HTTP requests: nothing to count.
-      rateLimitStore: new MemoryRateLimitStore(config.rateLimits.keyPrefix),
-      payments: cliPaymentProvider(config),
-      jobs,
-    });
-    return await withContext(orm, () => fn(services));
-  } finally {
-    await jobs?.stop();
-    await orm.close(true);
-    await database.embedded?.stop();
-  }
-}
-
-/** `plans upsert`: optionally creates the price at Stripe first, then upserts the plan as the operator. */
-async function upsertPlanCommand(services: ReturnType<typeof createServices>, args: string[]) {
-  const { values } = parseArgs({
-    args,
-    options: {
-      app: { type: 'string' },
-      id: { type: 'string' },
-      name: { type: 'string' },
-      price: { type: 'string' },
-      amount: { type: 'string' },
-      currency: { type: 'string' },
-      interval: { type: 'string' },
-      'trial-days': { type: 'string' },
-      features: { type: 'string' },
-      default: { type: 'boolean' },
-    },
-    strict: true,
-  });
-  if (values.price && values.amount) throw new ValidationError('give either --price or --amount, not both');
-  let features: unknown;
-  if (values.features !== undefined) {
-    try {
-      features = JSON.parse(values.features);
-    } catch {
-      throw new ValidationError('--features must be a JSON object, e.g. \'{"projects": 10, "sso": true}\'');
+  // Checked once the command line is known to be valid otherwise: an unknown option is the better error.
+  program.hook('preAction', (_program, command) => {
+    for (const option of command.options) {
+      if (REQUIRED.has(option) && command.getOptionValue(option.attributeName()) === undefined)
+        command.error(`required option '${option.flags}' not specified`);
     }
-  }
-  const price = values.amount
-    ? await services.plans.createPlanPrice(ADMIN, {
-        productName: values.name ?? values.id ?? 'Plan',
-        unitAmount: Number(values.amount),
-        ...(values.currency ? { currency: values.currency } : {}),
-        ...(values.interval ? { interval: values.interval } : {}),
-      })
-    : undefined;
-  const plan = await services.plans.upsertPlan(ADMIN, values.app ?? '', {
-    id: values.id,
-    name: values.name,
-    ...(price ? { stripePriceId: price.id } : values.price ? { stripePriceId: values.price } : {}),
-    ...(values['trial-days'] !== undefined ? { trialDays: Number(values['trial-days']) } : {}),
-    ...(features !== undefined ? { features } : {}),
-    ...(values.default ? { isDefault: true } : {}),
   });
-  return {
-    id: plan.slug,
-    name: plan.name,
-    stripePriceId: plan.stripePriceId,
-    trialDays: plan.trialDays,
-    features: plan.features,
-    isDefault: plan.isDefault,
-  };
-}
 
-/** `stripe-emulator`: the emulator as its own process, for a Tollgate started with STRIPE_API_BASE. */
-async function runStripeEmulator(args: string[]): Promise<void> {
-  const config = loadConfig();
-  const { values } = parseArgs({
-    args,
-    options: {
-      port: { type: 'string' },
-      'webhook-url': { type: 'string' },
-      'webhook-secret': { type: 'string' },
-      state: { type: 'string' },
-    },
-    strict: true,
-  });
-  const secret = values['webhook-secret'] ?? config.stripe.webhookSecret ?? randomSecret('whsec_', 24);
-  const webhookUrl = values['webhook-url'] ?? `${config.publicBaseUrl}/v1/webhooks/stripe`;
-  const port = values.port !== undefined ? Number(values.port) : config.stripe.emulatorPort;
-  const emulator = await StripeEmulator.start({
-    port,
-    host: config.host,
-    webhook: { url: webhookUrl, secret },
-    logger: loggerFor(config),
-    stateFile: values.state,
-  }).catch((error: unknown) => {
-    const variable = values.port !== undefined ? '--port' : 'STRIPE_EMULATOR_PORT';
-    throw listenFailure(error, { port, host: config.host, variable });
-  });
-  process.stdout.write(
-    [
-      '',
-      `  Stripe emulator   ${emulator.url}`,
-      `  Webhooks to       ${webhookUrl}`,
-      `  Webhook secret    ${secret}`,
-      '',
-      `  Start Tollgate with STRIPE_API_BASE=${emulator.url} STRIPE_WEBHOOK_SECRET=${secret}`,
-      '',
-    ].join('\n'),
-  );
-  const stop = () => {
-    emulator.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
+  program
+    .command('serve')
+    .description('start the HTTP service (REST /v1, GraphQL, dashboard), applying pending migrations first')
+    .addHelpText(
+      'after',
+      `${ENVIRONMENT_NOTE}
+  PORT, HOST     where to listen (default 4000 on 127.0.0.1)
+  STRIPE_SECRET_KEY  unset in development: the bundled Stripe emulator runs on STRIPE_EMULATOR_PORT (12111)
+${example('tollgate serve', 'PORT=8080 DATABASE_URL=postgres://localhost/tollgate tollgate serve')}`,
+    )
+    .action(async () => (await commands()).serve());
 
-async function main(argv: string[]): Promise<void> {
-  const [command, sub, ...rest] = argv;
-  // A bare `tollgate` asks for nothing: starting a server (and a database) would surprise more than help.
-  if (command === undefined) {
-    process.stderr.write(USAGE);
-    process.exitCode = 2;
-    return;
-  }
-  if (command === 'serve') return serve();
-  if (command === 'help' || command === '--help' || command === '-h') {
-    process.stdout.write(USAGE);
-    return;
-  }
-  if (command === 'migrate') {
-    await withDatabase(async () => undefined);
-    process.stdout.write('migrations: up to date\n');
-    return;
-  }
-  if (command === 'apps' && sub === 'create') {
-    const { values } = parseArgs({
-      args: rest,
-      options: { name: { type: 'string' }, 'callback-url': { type: 'string', multiple: true } },
-      strict: true,
-    });
-    const result = await withDatabase(async (services) => {
-      const { app, apiKey } = await services.apps.createApp(ADMIN, {
-        name: values.name,
-        ...(values['callback-url'] ? { allowedCallbackUrls: values['callback-url'].join('\n') } : {}),
-      });
-      return { appId: app.id, apiKey: apiKey.secret };
-    });
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    return;
-  }
-  if (command === 'keys' && sub === 'create') {
-    const { values } = parseArgs({ args: rest, options: { app: { type: 'string' } }, strict: true });
-    const result = await withDatabase(async (services) => {
-      const { key, secret } = await services.apps.createApiKey(ADMIN, values.app ?? '');
-      return { keyId: key.id, apiKey: secret };
-    });
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    return;
-  }
-  if (command === 'plans' && sub === 'upsert') {
-    const plan = await withDatabase((services) => upsertPlanCommand(services, rest));
-    process.stdout.write(`${JSON.stringify(plan)}\n`);
-    return;
-  }
-  if (command === 'sync') {
-    const { values } = parseArgs({
-      args: [sub, ...rest].filter((a): a is string => a !== undefined),
-      options: { app: { type: 'string' } },
-      strict: true,
-    });
-    const report = await withDatabase((services) =>
-      services.subscriptionReconcile.reconcileApp(ADMIN, values.app ?? ''),
+  program
+    .command('migrate')
+    .description('apply pending database migrations and exit (needs only DATABASE_URL in production)')
+    .addHelpText(
+      'after',
+      `${ENVIRONMENT_NOTE}
+The database must exist: \`tollgate db create\` creates it.
+${example('DATABASE_URL=postgres://db.internal/tollgate NODE_ENV=production tollgate migrate')}`,
+    )
+    .action(async () => (await commands()).migrate());
+
+  const db = program.command('db').description('manage the database itself').usage('<command> [options]');
+  db.command('create')
+    .description('create the database DATABASE_URL names, if it does not exist yet (needs only DATABASE_URL)')
+    .addHelpText(
+      'after',
+      `
+Connects to the same server's \`postgres\` database to create it; prints what it did. No other command
+creates a database: a misspelt DATABASE_URL fails instead of starting on an empty one.
+${example('DATABASE_URL=postgres://postgres@127.0.0.1:5432/tollgate tollgate db create')}`,
+    )
+    .action(async () => (await commands()).createDatabase());
+
+  const apps = program.command('apps').description('manage apps (tenants)').usage('<command> [options]');
+  apps
+    .command('create')
+    .description('create an app; prints {"appId","apiKey"} as JSON')
+    .addOption(required('--name <name>', "the app's name"))
+    .option(
+      '--callback-url <pattern>',
+      'a URL pattern magic links and checkouts may return to (repeatable; default: none)',
+      collect,
+    )
+    .addHelpText(
+      'after',
+      example(`tollgate apps create --name "My app" --callback-url 'https://app.example.com/*'`),
+    )
+    .action(async (options: { name: string; callbackUrl?: string[] }) =>
+      (await commands()).createApp(options),
     );
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-    return;
-  }
-  if (command === 'stripe-emulator')
-    return runStripeEmulator([sub, ...rest].filter((a): a is string => a !== undefined));
-  process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${USAGE}`);
-  process.exitCode = 2;
+
+  const keys = program.command('keys').description('manage API keys').usage('<command> [options]');
+  keys
+    .command('create')
+    .description('create another API key for an app; prints {"keyId","apiKey"} as JSON')
+    .addOption(required('--app <appId>', "the app's id (app_…)"))
+    .addHelpText('after', example('tollgate keys create --app app_0123456789abcdef'))
+    .action(async (options: { app: string }) => (await commands()).createKey(options));
+
+  const plans = program.command('plans').description('manage plans').usage('<command> [options]');
+  plans
+    .command('upsert')
+    .description(
+      'create or change a plan; --amount first creates the price at Stripe (or the emulator); prints the plan as JSON',
+    )
+    .addOption(required('--app <appId>', "the app's id (app_…)"))
+    .addOption(required('--id <slug>', "the plan's id: lowercase letters, digits and dashes"))
+    .option('--name <name>', "the plan's display name")
+    .option('--price <priceId>', 'an existing Stripe price (price_…); not with --amount')
+    .option('--amount <cents>', 'create a recurring price of this many cents; not with --price')
+    .option('--currency <code>', 'currency of --amount (default: usd)')
+    .option(
+      '--interval <interval>',
+      'billing interval of --amount: day, week, month or year (default: month)',
+    )
+    .option('--trial-days <n>', 'days of free trial (default: none)')
+    .option('--features <json>', 'the entitlements as a JSON object (default: {})')
+    .option('--default', 'make it the plan every new customer starts on (default: not default)')
+    .addHelpText(
+      'after',
+      example(
+        `tollgate plans upsert --app app_0123456789abcdef --id pro --name Pro --amount 1900 --trial-days 14 --features '{"projects": 10}'`,
+      ),
+    )
+    .action(async (options: PlanOptions) => (await commands()).upsertPlan(options));
+
+  program
+    .command('sync')
+    .description(
+      're-read the Stripe subscriptions of every customer and organization of an app and apply them (as the periodic reconcile does); prints what changed as JSON',
+    )
+    .addOption(required('--app <appId>', "the app's id (app_…)"))
+    .addHelpText('after', example('tollgate sync --app app_0123456789abcdef'))
+    .action(async (options: { app: string }) => (await commands()).sync(options));
+
+  program
+    .command('stripe-emulator')
+    .description('run the bundled Stripe emulator on its own, for a Tollgate started with STRIPE_API_BASE')
+    .option('--port <port>', 'port to listen on (default: STRIPE_EMULATOR_PORT, else 12111)')
+    .option(
+      '--webhook-url <url>',
+      'where it sends Stripe events (default: PUBLIC_BASE_URL/v1/webhooks/stripe, else http://localhost:PORT/…)',
+    )
+    .option(
+      '--webhook-secret <secret>',
+      'the signing secret of those events (default: STRIPE_WEBHOOK_SECRET, else a new whsec_… printed at start)',
+    )
+    .option('--state <file>', 'keep its objects in this JSON file across restarts (default: in memory only)')
+    .addHelpText(
+      'after',
+      example('tollgate stripe-emulator --port 12111 --webhook-url http://localhost:4000/v1/webhooks/stripe'),
+    )
+    .action(async (options: EmulatorOptions) => (await commands()).stripeEmulator(options));
+
+  return program;
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
+export interface PlanOptions {
+  readonly app: string;
+  readonly id: string;
+  readonly name?: string;
+  readonly price?: string;
+  readonly amount?: string;
+  readonly currency?: string;
+  readonly interval?: string;
+  readonly trialDays?: string;
+  readonly features?: string;
+  readonly default?: boolean;
+}
+
+export interface EmulatorOptions {
+  readonly port?: string;
+  readonly webhookUrl?: string;
+  readonly webhookSecret?: string;
+  readonly state?: string;
+}
+
+/** Options a command cannot run without (commander's own mandatory check runs before its unknown-option check). */
+const REQUIRED = new WeakSet<Option>();
+
+function required(flags: string, description: string): Option {
+  const option = new Option(flags, `${description} (required)`);
+  REQUIRED.add(option);
+  return option;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** commander's `error: unknown option '--x'` as Tollgate says it: `tollgate: Unknown option '--x'`. */
+function usageError(message: string): string {
+  const text = message.replace(/^error: /, '');
+  const unknownCommand = /^unknown command '([^']*)'/.exec(text);
+  if (unknownCommand)
+    return `tollgate: Unknown command: ${unknownCommand[1]}${text.slice(unknownCommand[0].length)}`;
+  return `tollgate: ${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+}
+
+/** Runs one command line; a long-running command (serve, stripe-emulator) keeps the process alive. */
+export async function runCli(argv: readonly string[]): Promise<void> {
+  // `tollgate help apps create` is `tollgate apps create --help` (commander's help command takes one name).
+  const args = argv[0] === 'help' && argv.length > 2 ? [...argv.slice(1), '--help'] : [...argv];
+  try {
+    await createProgram().parseAsync(args, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help asked for: 0. Anything else commander refuses (including a bare `tollgate`) is a usage error.
+      process.exitCode = error.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.stderr.write(`tollgate: ${await describeFailure(error)}\n`);
+    // Whatever a failed command left open (a pool, a timer) must not keep the process alive.
+    process.exit(1);
+  }
+}
+
+/**
+ * One line for the failures with a fix in the operator's hands (configuration, start-up, invalid input);
+ * a stack for anything else, which is a bug. Loaded only on failure, when the server code is loaded anyway.
+ */
+async function describeFailure(error: unknown): Promise<string> {
+  const [{ ConfigError }, { StartupError }, { DomainError }] = await Promise.all([
+    import('./config.js'),
+    import('./core/startup-errors.js'),
+    import('./core/errors.js'),
+  ]);
   if (error instanceof ConfigError || error instanceof StartupError || error instanceof DomainError) {
-    process.stderr.write(`tollgate: ${error.message}\n`);
-  } else if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`tollgate: ${error.message}\n\n${USAGE}`);
-    process.exit(2);
-  } else {
-    process.stderr.write(
-      `tollgate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    return error.message;
   }
-  process.exit(1);
-});
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}

@@ -241,15 +241,29 @@ const envSchema = z.object({
 /** Every variable Tollgate reads (deployment files are checked against it: test/unit/compose.test.ts). */
 export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
+/** What the configuration is read for: serving (everything), or a command that only touches the database. */
+export interface LoadOptions {
+  /**
+   * `serve` (default): production requires REQUIRED_IN_PRODUCTION and a way to HTTPS. `database`
+   * (`migrate`, `db create`): production requires DATABASE_URL only; the rest is validated when set.
+   */
+  readonly scope?: 'serve' | 'database';
+}
+
+/** What a database-only command needs in production. */
+export const REQUIRED_FOR_DATABASE_COMMANDS = ['DATABASE_URL'] as const;
+
 /** Parses an environment (default `process.env`) into a frozen Config, or throws one ConfigError naming every problem. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): Config {
   // Empty strings count as unset, as they do in most deployment tools.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const production = cleaned.NODE_ENV === 'production';
+  const serving = (options.scope ?? 'serve') === 'serve';
 
   const problems: string[] = [];
   if (production) {
-    const missing = REQUIRED_IN_PRODUCTION.filter((name) => cleaned[name] === undefined);
+    const required = serving ? REQUIRED_IN_PRODUCTION : REQUIRED_FOR_DATABASE_COMMANDS;
+    const missing = required.filter((name) => cleaned[name] === undefined);
     if (missing.length > 0) {
       problems.push(`missing required variables for NODE_ENV=production: ${missing.join(', ')}`);
     }
@@ -259,7 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
   }
   if (parsed.success)
-    problems.push(...timeoutProblems(parsed.data), ...httpsProblems(parsed.data, production));
+    problems.push(...timeoutProblems(parsed.data), ...httpsProblems(parsed.data, production && serving));
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }

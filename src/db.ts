@@ -64,6 +64,9 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     forceUtcTimezone: true,
     debug: false,
     pool: { min: 0, max: 20 },
+    // Never create a missing database on connecting: a misspelt DATABASE_URL must fail (naming it), not
+    // start on an empty database. Creating one is `tollgate db create` (src/infra/database-admin.ts).
+    ensureDatabase: false,
     migrations: {
       tableName: 'mikro_orm_migrations',
       migrationsList,

@@ -48,9 +48,28 @@ export function databaseFailure(error: unknown, url: string, source: string): un
   const code = typeof raw === 'string' ? raw : '';
   const systemError = /^E[A-Z_]+$/.test(code);
   if (!systemError && !REFUSING_SQLSTATE.test(code) && !CONNECT_FAILURE.test(error.message)) return error;
+  if (code === MISSING_DATABASE) {
+    // Never created implicitly: a misspelt name must not become an empty production database.
+    return new StartupError(
+      `database "${databaseOf(url)}" does not exist on ${serverOf(url)} (${source}): correct ${source}, or create it with \`tollgate db create\``,
+    );
+  }
   return new StartupError(
     `cannot connect to PostgreSQL at ${serverOf(url)} (${source}): ${withoutPassword(reason(error), url)}`,
   );
+}
+
+/** SQLSTATE 3D000, invalid_catalog_name: the server is there, the database is not. */
+const MISSING_DATABASE = '3D000';
+
+/** The database a PostgreSQL URL names (libpq's default: the user's name). */
+function databaseOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return decodeURIComponent(parsed.pathname.replace(/^\//, '')) || decodeURIComponent(parsed.username);
+  } catch {
+    return '';
+  }
 }
 
 /** `host:port` of a PostgreSQL URL, defaults filled in; the user and password are never part of it. */

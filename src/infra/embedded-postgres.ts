@@ -237,7 +237,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       '-c',
       'max_connections=200',
     ],
-    { ...ids, env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      ...ids,
+      env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own: Ctrl-C at a terminal signals the whole foreground group, and
+      // PostgreSQL would stop under Tollgate's open connections (each then failing with "terminating
+      // connection due to administrator command"). Tollgate stops it itself, after its own shutdown.
+      detached: true,
+    },
   );
   // If this process dies without stopping the database, do not leave a server behind.
   const killOnExit = () => child.exitCode === null && child.kill('SIGINT');

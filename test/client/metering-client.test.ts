@@ -108,12 +108,12 @@ describe('metering through the API-key client', () => {
     expect(await client.usage.refund(used.id as string)).toEqual({
       balance: { feature: 'calls', ...balance(0, 5, 8) },
     });
-    expect((await failure(client.usage.refund(used.id as string))).status).toBe(409);
+    expect((await failure(client.usage.refund(used.id as string))).statusCode).toBe(409);
 
     expect((await client.creditGrants.list({ customerId })).data.map((g) => g.id)).toEqual([grant.id]);
     const voided = await client.creditGrants.void(grant.id);
     expect(voided).toMatchObject({ id: grant.id, remaining: 0, voidedAt: expect.any(String) });
-    expect((await failure(client.creditGrants.void(grant.id))).status).toBe(409);
+    expect((await failure(client.creditGrants.void(grant.id))).statusCode).toBe(409);
     expect(await client.balances.list({ customerId })).toEqual({
       data: [{ feature: 'calls', ...balance(0, 0, 3) }],
     });

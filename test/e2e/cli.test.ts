@@ -86,11 +86,22 @@ describe('tollgate CLI', () => {
     expect(result.stderr).toBe('');
   });
 
-  it('refuses an unknown option with usage and exit code 2', async () => {
+  it("refuses an unknown option with the command's usage and exit code 2", async () => {
     const result = await runCli(['keys', 'create', '--frobnicate'], env());
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^tollgate: Unknown option '--frobnicate'/);
-    expect(result.stderr).toContain('Usage: tollgate <command>');
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^tollgate: Unknown option '--frobnicate'\n\nUsage: tollgate keys create /);
+  });
+
+  it('refuses a missing required option with the usage and exit code 2, before touching the database', async () => {
+    const result = await runCli(['keys', 'create'], {
+      ...env(),
+      DATABASE_URL: 'postgres://127.0.0.1:9/none',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^tollgate: Required option '--app <appId>' not specified\n\nUsage: tollgate keys create /,
+    );
   });
 
   it('prints usage for an unknown command and exits 2', async () => {

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { eventually } from '../helpers/eventually.js';
 import { runCli, startCli } from '../helpers/process.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /** The payments commands of the CLI: the standalone Stripe emulator and `plans upsert`. */
 
@@ -53,7 +54,12 @@ describe('tollgate CLI: payments', () => {
   });
 
   it('runs the emulator on its own, and `plans upsert --amount` creates the price in it', async () => {
-    const emulator = startCli(['stripe-emulator', '--port', '0'], env);
+    // Its events go to this test's receiver, never to the default URL (a development server's).
+    const receiver = await WebhookReceiver.start();
+    const emulator = startCli(
+      ['stripe-emulator', '--port', '0', '--webhook-url', `${receiver.url}/v1/webhooks/stripe`],
+      env,
+    );
     try {
       const url = await eventually(
         () => {
@@ -70,7 +76,16 @@ describe('tollgate CLI: payments', () => {
         port: Number(base.port),
         protocol: 'http',
       });
-      expect((await stripe.customers.create({ email: 'cli@example.com' })).id).toMatch(/^cus_/);
+      const customer = await stripe.customers.create({ email: 'cli@example.com' });
+      expect(customer.id).toMatch(/^cus_/);
+      const [event] = await eventually(
+        () => {
+          const arrived = receiver.of('customer.created', (data) => data.object.id === customer.id);
+          return arrived.length > 0 ? arrived : undefined;
+        },
+        { what: "the emulator's customer.created event at the test's receiver" },
+      );
+      expect(event.path).toBe('/v1/webhooks/stripe');
 
       const appId = await createApp();
       const res = await runCli(
@@ -114,6 +129,7 @@ describe('tollgate CLI: payments', () => {
     } finally {
       emulator.child.kill('SIGTERM');
       expect(await emulator.exited).toBe(0);
+      await receiver.close();
     }
     // Five CLI processes, each a Node start: slow on a busy machine.
   }, 90_000);

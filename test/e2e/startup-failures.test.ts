@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { dropDatabase, withServerClient } from '../../src/infra/database-admin.js';
 import { runCli } from '../helpers/process.js';
+import { productionEnv } from '../helpers/server.js';
 
 /**
  * The mistakes an operator makes first (a port already taken, a database out of reach) end in one line
@@ -110,5 +113,87 @@ describe('start-up failures name their fix', () => {
       /^tollgate: cannot connect to PostgreSQL at db\.invalid:6543 \(DATABASE_URL\): getaddrinfo E[A-Z_]+ db\.invalid\n$/,
     );
     expect(result.stderr).not.toContain('hunter2');
+  });
+});
+
+/**
+ * A production start never creates its database: a misspelt DATABASE_URL must stop the start with the
+ * name to check, not give the service an empty database. `tollgate db create` is the explicit way.
+ */
+describe('a production start on a database that does not exist', () => {
+  const serverUrl = () => process.env.TEST_SERVER_DATABASE_URL!;
+  const name = `tollgate_missing_${randomBytes(6).toString('hex')}`;
+  const url = () => {
+    const missing = new URL(serverUrl());
+    missing.pathname = `/${name}`;
+    return missing.toString();
+  };
+  const server = () => {
+    const { hostname, port } = new URL(serverUrl());
+    return `${hostname}:${port || '5432'}`;
+  };
+  const exists = () =>
+    withServerClient(serverUrl(), async (client) => {
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      return rowCount === 1;
+    });
+  const refusal = () =>
+    `tollgate: database "${name}" does not exist on ${server()} (DATABASE_URL): correct DATABASE_URL, or create it with \`tollgate db create\`\n`;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'tollgate-missing-db-'));
+  });
+  afterAll(async () => {
+    await dropDatabase(serverUrl(), name);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('migrate (given only DATABASE_URL) exits 1 naming the database, and does not create it', async () => {
+    const result = await runCli(['migrate'], { NODE_ENV: 'production', DATABASE_URL: url() });
+    expect(result.stderr).toBe(refusal());
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(1);
+    expect(await exists()).toBe(false);
+  });
+
+  it('serve exits 1 naming the database, and does not create it', async () => {
+    const result = await runCli(
+      ['serve'],
+      productionEnv({
+        DATABASE_URL: url(),
+        ADMIN_TOKEN: 'missing-db-admin-token-0123456789',
+        TRUST_PROXY: '1',
+        PORT: '0',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+      }),
+    );
+    expect(result.stderr).toBe(refusal());
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(1);
+    expect(await exists()).toBe(false);
+  });
+
+  it('`db create` creates it (once), after which migrate, given only DATABASE_URL, applies the migrations', async () => {
+    const env = { NODE_ENV: 'production', DATABASE_URL: url() };
+    const created = await runCli(['db', 'create'], env);
+    expect(created.stderr).toBe('');
+    expect(created.stdout).toBe(`database "${name}" created on ${server()}\n`);
+    expect(created.code).toBe(0);
+    expect(await exists()).toBe(true);
+
+    const again = await runCli(['db', 'create'], env);
+    expect(again.stdout).toBe(`database "${name}" already exists on ${server()}\n`);
+    expect(again.code).toBe(0);
+
+    const migrated = await runCli(['migrate'], env);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.stdout).toBe('migrations: up to date\n');
+    expect(migrated.code).toBe(0);
+    const tables = await withServerClient(url(), async (client) => {
+      const { rows } = await client.query("SELECT to_regclass('public.app') IS NOT NULL AS app");
+      return rows[0];
+    });
+    expect(tables).toEqual({ app: true });
   });
 });

@@ -204,7 +204,8 @@ describe('tracing', () => {
   });
 
   it('loads no OpenTelemetry SDK, instrumentation or exporter when the endpoint is unset', async () => {
-    // Records every module the process resolves; `help` loads the whole application, as `serve` does.
+    // Records every module the process resolves. `migrate` loads the whole application, as `serve` does,
+    // then stops at the closed database port (`help` would load none of it: test/e2e/cli-help.test.ts).
     const recorder = `
       import { registerHooks } from 'node:module';
       const seen = new Set();
@@ -216,10 +217,15 @@ describe('tracing', () => {
       } });
       process.on('exit', () => process.stderr.write('packages: ' + [...seen].sort().join(',') + '\\n'));`;
     const loaded = async (env: Record<string, string>) => {
-      const result = await runCli(['help'], env, {
-        nodeOptions: ['--import', `data:text/javascript,${encodeURIComponent(recorder)}`],
-      });
-      expect(result.code).toBe(0);
+      const result = await runCli(
+        ['migrate'],
+        { ...env, DATABASE_URL: 'postgres://127.0.0.1:9/none' },
+        {
+          nodeOptions: ['--import', `data:text/javascript,${encodeURIComponent(recorder)}`],
+        },
+      );
+      expect(result.stderr).toContain('tollgate: cannot connect to PostgreSQL at 127.0.0.1:9 (DATABASE_URL)');
+      expect(result.code).toBe(1);
       const packages = /packages: (.*)\n/.exec(result.stderr)?.[1]?.split(',') ?? [];
       expect(packages).toContain('express');
       // prom-client requires the API facade, a no-op without a registered SDK: it does not count.

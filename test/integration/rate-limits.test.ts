@@ -261,6 +261,9 @@ describe('rate-limit store failure', () => {
       PORT: '0',
       HOST: '127.0.0.1',
       ADMIN_TOKEN: `tg_admin_test_${randomSecret()}`,
+      // Its own emulator on a free port: the default one belongs to a development server that may be running.
+      STRIPE_EMULATOR_PORT: '0',
+      STRIPE_RECONCILE_INTERVAL_MINUTES: '0',
       // Nothing listens on port 1: every Redis command fails.
       REDIS_URL: 'redis://127.0.0.1:1',
     });

@@ -25,6 +25,26 @@ describe('configuration', () => {
     );
   });
 
+  it('for a database-only command (migrate, db create), requires only DATABASE_URL in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' }, { scope: 'database' })).toThrow(
+      new ConfigError(
+        'Invalid configuration: missing required variables for NODE_ENV=production: DATABASE_URL',
+      ),
+    );
+    const config = loadConfig(
+      { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/tollgate' },
+      { scope: 'database' },
+    );
+    expect(config).toMatchObject({ production: true, databaseUrl: 'postgres://db/tollgate' });
+    // What is set is still validated.
+    expect(() =>
+      loadConfig(
+        { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/tollgate', JOB_QUEUE_SCHEMA: 'Bad-Name' },
+        { scope: 'database' },
+      ),
+    ).toThrow('JOB_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier');
+  });
+
   it('names only the variables still missing and treats empty values as unset', () => {
     expect(() =>
       loadConfig({
