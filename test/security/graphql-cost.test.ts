@@ -1,7 +1,7 @@
 import { type DocumentNode, OverlappingFieldsCanBeMergedRule, parse, validate } from 'graphql';
-import { loadConfig } from '../../src/config.js';
 import type { Pool } from 'pg';
 import { getMetadataStorage } from 'type-graphql';
+import { loadConfig } from '../../src/config.js';
 import {
   depthLimitRule,
   estimateCost,
@@ -126,8 +126,7 @@ describe('GraphQL validation work is linear in the document', () => {
     expect(checkDocument(sameNameFields(16), budget, new ShapeCache())).toBeUndefined();
     expect(checkDocument(sameNameFields(17), budget, new ShapeCache())).toEqual({
       code: 'QUERY_TOO_MANY_SAME_NAME_FIELDS',
-      message:
-        'Query has too many fields of one response name in one place: 17 exceed the maximum of 16',
+      message: 'Query has too many fields of one response name in one place: 17 exceed the maximum of 16',
     });
     // Spread from fragments, and below a merged field: the same bound.
     expect(checkDocument(sameNameInFragments(17), budget, new ShapeCache())?.code).toBe(
@@ -146,8 +145,7 @@ describe('GraphQL validation work is linear in the document', () => {
     }
     expect(checkDocument(chain, budget, new ShapeCache())).toEqual({
       code: 'QUERY_TOO_MANY_FIELDS',
-      message:
-        'Query has too many fields once its fragments are spread where they are used: more than 5000',
+      message: 'Query has too many fields once its fragments are spread where they are used: more than 5000',
     });
   });
 
