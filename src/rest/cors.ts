@@ -21,12 +21,18 @@ export interface CorsOptions {
   readonly publicBaseUrl: string;
 }
 
+/** A CORS preflight: OPTIONS with `Access-Control-Request-Method` (RFC: Fetch standard, CORS protocol). */
+export function isPreflight(req: Request): boolean {
+  return req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+}
+
 /**
  * Browsers (CORS). A request with an `Origin` that is not Tollgate's own is granted (the origin echoed,
  * the rate-limit headers exposed) when the origin is that of one of its app's allowed callback URL
  * patterns; preflights are answered here, before any budget is spent. An API key or the admin token
  * sent from a foreign page is refused (403, after counting): such a secret must never live in a page.
- * Runs after the credential is resolved, so the app of a session token is known.
+ * Runs after the credential is resolved, so the app of a session token is known; preflights, which carry
+ * no credential, are answered by the same rule ahead of every route (see `createHttpApp`).
  */
 export function cors(options: CorsOptions): RequestHandler {
   const ownOrigin = new URL(options.publicBaseUrl).origin;
@@ -42,7 +48,7 @@ export function cors(options: CorsOptions): RequestHandler {
         (principal.kind === 'apiKey' || principal.kind === 'session' ? principal.appId : undefined);
       const allowed =
         (!options.production && isLocalhostOrigin(origin)) || (await options.allowsOrigin(origin, appId));
-      if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+      if (isPreflight(req)) {
         if (allowed) {
           res.setHeader('Access-Control-Allow-Origin', origin);
           res.setHeader('Access-Control-Allow-Methods', ALLOWED_METHODS);
