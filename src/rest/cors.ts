@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ForbiddenError } from '../core/errors.js';
 import { isLocalhostOrigin } from '../modules/apps/callback-url.js';
+import { requestProtocol } from './transport-security.js';
 
 /** What the browser may read of an answer beyond the safelisted headers. */
 const EXPOSED_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
@@ -40,7 +41,7 @@ export function cors(options: CorsOptions): RequestHandler {
     const origin = req.headers.origin;
     if (typeof origin !== 'string') return next();
     res.vary('Origin');
-    if (origin === ownOrigin || origin === `${req.protocol}://${req.headers.host}`) return next();
+    if (origin === ownOrigin || origin === `${requestProtocol(req)}://${req.headers.host}`) return next();
     try {
       const principal = req.principal;
       const appId =
