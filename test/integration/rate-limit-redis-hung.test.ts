@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { eventually } from '../helpers/eventually.js';
+import { describeRequiring, redisServerRequirement } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -40,7 +41,7 @@ async function timedPost(server: TestServer, token: string) {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-describe('rate limits with a Redis that stops answering', () => {
+describeRequiring(redisServerRequirement(), 'rate limits with a Redis that stops answering', () => {
   let redisProcess: ChildProcess;
   let redis: Redis;
   let server: TestServer;
