@@ -351,9 +351,10 @@ export function estimateComplexity(
 export const MAX_MERGED_FIELDS = 16;
 
 /**
- * Most field selections the merge walk of `measureDocument` may visit: fragments are entered there from
- * each place that spreads them, as the overlapping-fields rule does, so a document may spell out few
- * fields and still merge many. Ten times the largest field budget leaves every legitimate document room.
+ * Most selections (fields, inline fragments, spreads) the merge walk of `measureDocument` may visit:
+ * fragments are entered there from each place that spreads them, as the overlapping-fields rule does, so
+ * a document may spell out few fields and still merge many. Ten times the largest field budget leaves
+ * every legitimate document room.
  */
 export const MAX_MERGE_WORK = 5000;
 
@@ -366,7 +367,7 @@ export interface DocumentShape {
    * The most fields merged under one response name at one place, as GraphQL's overlapping-fields rule
    * merges them: fields of that name in a selection set, its inline fragments and the fragments spread
    * there; below them, the fields their sub-selections merge in turn. Counted up to the point where the
-   * walk has visited `MAX_MERGE_WORK` fields: then `Infinity`.
+   * walk has visited `MAX_MERGE_WORK` selections: then `Infinity`.
    */
   readonly mergedFields: number;
 }
@@ -417,8 +418,8 @@ function mergedFieldsOf(document: DocumentNode): number {
     const entered = new Set<string>();
     const collect = (selectionSet: SelectionSetNode): void => {
       for (const selection of selectionSet.selections) {
+        if (++work > MAX_MERGE_WORK) throw new MergeWorkExceeded();
         if (selection.kind === Kind.FIELD) {
-          if (++work > MAX_MERGE_WORK) throw new MergeWorkExceeded();
           const name = selection.alias?.value ?? selection.name.value;
           const group = groups.get(name);
           if (group) group.push(selection);

@@ -117,7 +117,7 @@ export function checkDocument(
   if (shape.mergedFields === Number.POSITIVE_INFINITY) {
     return {
       code: 'QUERY_TOO_MANY_FIELDS',
-      message: `Query has too many fields once its fragments are spread where they are used: more than ${MAX_MERGE_WORK}`,
+      message: `Query has too many selections once its fragments are spread where they are used: more than ${MAX_MERGE_WORK}`,
     };
   }
   if (shape.mergedFields > MAX_MERGED_FIELDS) {

@@ -145,7 +145,8 @@ describe('GraphQL validation work is linear in the document', () => {
     }
     expect(checkDocument(chain, budget, new ShapeCache())).toEqual({
       code: 'QUERY_TOO_MANY_FIELDS',
-      message: 'Query has too many fields once its fragments are spread where they are used: more than 5000',
+      message:
+        'Query has too many selections once its fragments are spread where they are used: more than 5000',
     });
   });
 
