@@ -6,12 +6,15 @@
  * with the request rate limits raised out of the way (what is measured is the GraphQL hardening, not
  * the rate limiter). Then, over loopback:
  *   1. each hostile document (a few KB: deep fragment chains, many aliases, many spreads, many same-named
- *      fields), from an anonymous caller and from an API key, sent BENCH_SAMPLES times in a row: status,
+ *      fields with other arguments, nesting 2 650 deep), from an anonymous caller and from an API key, sent BENCH_SAMPLES times in a row: status,
  *      error code, p50/p99/max latency;
  *   2. /healthz latency (autocannon, 2 connections at 100 req/s) in interleaved rounds, alone and while a
  *      separate process sends every hostile document in turn on BENCH_HOSTILE_CONNECTIONS connections at
  *      BENCH_HOSTILE_RATE documents per second (a bounded rate: the question is whether a document blocks
  *      the event loop, not how many refusals per second two cores can write).
+ *   3. /healthz latency the same way, alone and while one API key loops on the same-name and deep
+ *      documents (BENCH_LOOP_CONNECTIONS connections, each sending the next as soon as the last is answered:
+ *      no rate bound), goal: /healthz p99 within 2x of idle.
  * Prints the machine's load (/proc/loadavg) with the figures; exit code 1 if a document gets anything but
  * 200/400, its p99 reaches 100 ms, or /healthz p99 under load reaches 100 ms.
  *
@@ -37,6 +40,8 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
 const HOSTILE_CONNECTIONS = Number(process.env.BENCH_HOSTILE_CONNECTIONS ?? 10);
 /** Hostile documents per second, all connections together: what is measured is whether one blocks the loop. */
 const HOSTILE_RATE = Number(process.env.BENCH_HOSTILE_RATE ?? 200);
+/** Connections of the one API key that loops on the same-name and deep documents (section 3). */
+const LOOP_CONNECTIONS = Number(process.env.BENCH_LOOP_CONNECTIONS ?? 1);
 const WARMUP = 5;
 const LIMIT_MS = 100;
 
@@ -56,6 +61,11 @@ const HOSTILE = {
   '1000 spreads of one fragment': `{ ${'...F '.repeat(1000)}} fragment F on Query { __typename }`,
   '166 same-named fields (overlap check)': `{${' customers { data { id } }'.repeat(166)} }`,
   '4 KB of __typename': `{${' __typename'.repeat(370)} }`,
+  // Each field of one response name with other arguments: the overlapping-fields rule compares every pair.
+  '500 same-name fields, other arguments': `{${Array.from({ length: 500 }, (_, i) => ` c(x: ${i})`).join('')} }`,
+  'same name x16 in 30 fragments': `{ ${Array.from({ length: 30 }, (_, f) => `...F${f}`).join(' ')} }\n${Array.from({ length: 30 }, (_, f) => `fragment F${f} on Query {${Array.from({ length: 16 }, (_, i) => ` c(x: ${f * 16 + i})`).join('')} }`).join('\n')}`,
+  'selections nested 2650 deep': `${'{a'.repeat(2650)}${'}'.repeat(2650)}`,
+  'list argument nested 2650 deep': `{ f(x: ${'['.repeat(2650)}1${']'.repeat(2650)}) }`,
 };
 
 const LEGIT = {
@@ -151,6 +161,51 @@ await withScratchDatabase('tollgate_bench_hostile', async (databaseUrl) => {
       const unexpected = Object.keys(attack.statusCodes).filter((code) => code !== '200' && code !== '400');
       if (unexpected.length > 0 || attack.errors > 0 || during.non2xx > 0) failed = true;
     }
+    const looped = Object.entries(HOSTILE)
+      .filter(([name]) => /same-name|nested/.test(name))
+      .map(([, query]) => ({
+        method: 'POST',
+        path: '/graphql',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+        body: JSON.stringify({ query }),
+      }));
+    console.log(
+      `\n3. /healthz (2 connections, 100 req/s, ${DURATION} s) alone and while one API key loops on the ` +
+        `${looped.length} same-name and deep documents on ${LOOP_CONNECTIONS} connection(s), no rate bound; ` +
+        `${ROUNDS} interleaved rounds\n`,
+    );
+    const loopIdle = [];
+    const loopLoaded = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const alone = await healthz(tollgate.url);
+      loopIdle.push(alone.latency.p99);
+      console.log(
+        `round ${round} idle    /healthz p50 ${alone.latency.p50} ms  p99 ${alone.latency.p99} ms  max ${alone.latency.max} ms  load ${loadavg()}`,
+      );
+      const loop = loadInChild({
+        url: tollgate.url,
+        connections: LOOP_CONNECTIONS,
+        duration: DURATION,
+        requests: looped,
+      });
+      const during = await healthz(tollgate.url);
+      const attack = await loop;
+      await graphql(tollgate.url, '{ __typename }', apiKey);
+      loopLoaded.push(during.latency.p99);
+      console.log(
+        `round ${round} looping /healthz p50 ${during.latency.p50} ms  p99 ${during.latency.p99} ms  max ${during.latency.max} ms  load ${loadavg()}`,
+      );
+      console.log(
+        `        the key's loop: ${attack.requests} requests (${attack.rps.toFixed(0)}/s), p50 ${attack.p50} ms, p99 ${attack.p99} ms, statuses ${JSON.stringify(Object.fromEntries(Object.entries(attack.statusCodes).map(([k, v]) => [k, v.count])))}`,
+      );
+      const unexpected = Object.keys(attack.statusCodes).filter((code) => code !== '400');
+      if (unexpected.length > 0 || attack.errors > 0 || during.non2xx > 0) failed = true;
+    }
+    console.log(
+      `\n/healthz p99 idle: median ${median(loopIdle)} ms; while one key loops: median ${median(loopLoaded)} ms ` +
+        `(ratio ${(median(loopLoaded) / median(loopIdle)).toFixed(2)}, goal within 2x)`,
+    );
+
     const worst = Math.max(...loaded);
     console.log(
       `\n/healthz p99 idle: median ${median(idle)} ms (${Math.min(...idle)}-${Math.max(...idle)}); ` +

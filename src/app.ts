@@ -31,7 +31,7 @@ import { idempotencyMiddleware } from './modules/idempotency/idempotency.middlew
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
 import { apiReferenceRouter } from './rest/api-reference.js';
-import { cors } from './rest/cors.js';
+import { cors, isPreflight } from './rest/cors.js';
 import { errorHandler, noteOutage, notFoundHandler, outageOf } from './rest/error-envelope.js';
 import { httpMetrics, metricsHandler, noteMount } from './rest/metrics.rest.js';
 import {
@@ -111,6 +111,19 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
 
   app.use(transportSecurity(deps.config));
 
+  const corsRule = cors({
+    allowsOrigin: (origin, appId) => services.apps.allowsOrigin(origin, appId),
+    production: deps.config.production,
+    publicBaseUrl: deps.config.publicBaseUrl,
+  });
+  // Preflights carry no credential: answered by the CORS rule ahead of every route, so a router that
+  // answers OPTIONS from its GET routes (GraphiQL's at /graphql) cannot answer them without CORS headers.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!isPreflight(req)) return next();
+    req.principal = ANONYMOUS;
+    RequestContext.create(deps.orm.em, () => corsRule(req, res, next));
+  });
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -148,13 +161,7 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
     next();
   });
 
-  app.use(
-    cors({
-      allowsOrigin: (origin, appId) => services.apps.allowsOrigin(origin, appId),
-      production: deps.config.production,
-      publicBaseUrl: deps.config.publicBaseUrl,
-    }),
-  );
+  app.use(corsRule);
   app.use(rateLimitMiddleware(services.rateLimits));
   app.use(hostHeaderGuard, requestPathGuard);
 

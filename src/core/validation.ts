@@ -85,7 +85,8 @@ function segment(key: string | number): string {
 /**
  * The first part of a decoded input (a JSON body, parsed query parameters, GraphQL variables) that
  * PostgreSQL or JSON cannot take faithfully: text with NUL or lone surrogates (in values and keys),
- * numbers that are not finite (`1e400` parses to Infinity and would be stored as null), nesting deeper
+ * numbers that are not finite (`1e400` parses to Infinity and would be stored as null), integers past
+ * 2^53 − 1 (which JSON parsing rounds to a neighbouring double), nesting deeper
  * than `maxDepth`. Walks with an explicit stack, so hostile depth cannot overflow the call stack.
  * `text: false` leaves text to a later layer (GraphQL checks its own argument values).
  */
@@ -106,6 +107,13 @@ export function findInputProblem(
     } else if (typeof current === 'number') {
       if (!Number.isFinite(current)) {
         return { at: item.at, problem: 'is a number too large to be represented (finite doubles only)' };
+      }
+      // Past 2^53 − 1 not every integer is a double: `9007199254740993` parses as …992, silently.
+      if (Number.isInteger(current) && Math.abs(current) > Number.MAX_SAFE_INTEGER) {
+        return {
+          at: item.at,
+          problem: 'is an integer too large to be kept exactly (at most 9007199254740991 either way)',
+        };
       }
     } else if (typeof current === 'object' && current !== null) {
       if (item.depth >= maxDepth) {

@@ -341,26 +341,54 @@ export function estimateComplexity(
   return estimateCost(document, operationName, variables, options).complexity;
 }
 
+/**
+ * Most field selections one response name may merge at one place of a document (see `measureDocument`).
+ * GraphQL's rule for overlapping fields compares every pair of them (their arguments, then their
+ * sub-selections, pair by pair), so their number squared is its work: 500 `customers(limit: …)` side by
+ * side cost it a tenth of a second or more. A real query names a field once at a place, or a few times
+ * across the inline fragments of a union and the fragments it spreads there.
+ */
+export const MAX_MERGED_FIELDS = 16;
+
+/**
+ * Most selections (fields, inline fragments, spreads) the merge walk of `measureDocument` may visit:
+ * fragments are entered there from each place that spreads them, as the overlapping-fields rule does, so
+ * a document may spell out few fields and still merge many. Ten times the largest field budget leaves
+ * every legitimate document room.
+ */
+export const MAX_MERGE_WORK = 5000;
+
 /** How much of each costly construct a document spells out (counted without following fragments). */
 export interface DocumentShape {
   readonly aliases: number;
   readonly fragmentSpreads: number;
   readonly fields: number;
+  /**
+   * The most fields merged under one response name at one place, as GraphQL's overlapping-fields rule
+   * merges them: fields of that name in a selection set, its inline fragments and the fragments spread
+   * there; below them, the fields their sub-selections merge in turn. Counted up to the point where the
+   * walk has visited `MAX_MERGE_WORK` selections: then `Infinity`.
+   */
+  readonly mergedFields: number;
 }
 
-/** One pass over the document's nodes; it never enters a fragment from a spread, so it is linear. */
+/**
+ * One pass over the document's nodes for the counts, which never enters a fragment from a spread (linear
+ * in the document); then the merge walk, bounded by `MAX_MERGE_WORK`. Their recursion is as deep as the
+ * document nests, which `documentNestingExceeds` bounds before parsing.
+ */
 export function measureDocument(document: DocumentNode): DocumentShape {
   let aliases = 0;
   let fragmentSpreads = 0;
   let fields = 0;
-  const walk = (selectionSet: SelectionSetNode): void => {
+  const count = (selectionSet: SelectionSetNode): void => {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
         fields++;
         if (selection.alias) aliases++;
-        if (selection.selectionSet) walk(selection.selectionSet);
+        if (selection.selectionSet) count(selection.selectionSet);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        walk(selection.selectionSet);
+        count(selection.selectionSet);
       } else {
         fragmentSpreads++;
       }
@@ -368,10 +396,65 @@ export function measureDocument(document: DocumentNode): DocumentShape {
   };
   for (const definition of document.definitions) {
     if (definition.kind === Kind.OPERATION_DEFINITION || definition.kind === Kind.FRAGMENT_DEFINITION) {
-      walk(definition.selectionSet);
+      count(definition.selectionSet);
     }
   }
-  return { aliases, fragmentSpreads, fields };
+  return { aliases, fragmentSpreads, fields, mergedFields: mergedFieldsOf(document) };
+}
+
+class MergeWorkExceeded extends Error {}
+
+/** `DocumentShape.mergedFields`. */
+function mergedFieldsOf(document: DocumentNode): number {
+  const fragments = fragmentsOf(document);
+  let mergedFields = 0;
+  let work = 0;
+  /**
+   * The fields of these selection sets, grouped by response name: inline fragments flattened, each
+   * fragment spread entered once (as the rule collects a fragment's fields once per place).
+   */
+  const byResponseName = (selectionSets: readonly SelectionSetNode[]): Map<string, FieldNode[]> => {
+    const groups = new Map<string, FieldNode[]>();
+    const entered = new Set<string>();
+    const collect = (selectionSet: SelectionSetNode): void => {
+      for (const selection of selectionSet.selections) {
+        if (++work > MAX_MERGE_WORK) throw new MergeWorkExceeded();
+        if (selection.kind === Kind.FIELD) {
+          const name = selection.alias?.value ?? selection.name.value;
+          const group = groups.get(name);
+          if (group) group.push(selection);
+          else groups.set(name, [selection]);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          collect(selection.selectionSet);
+        } else {
+          const fragment = fragments.get(selection.name.value);
+          if (!fragment || entered.has(selection.name.value)) continue;
+          entered.add(selection.name.value);
+          collect(fragment.selectionSet);
+        }
+      }
+    };
+    for (const selectionSet of selectionSets) collect(selectionSet);
+    return groups;
+  };
+  const walk = (selectionSets: readonly SelectionSetNode[]): void => {
+    for (const group of byResponseName(selectionSets).values()) {
+      mergedFields = Math.max(mergedFields, group.length);
+      const below = group.flatMap((field) => (field.selectionSet ? [field.selectionSet] : []));
+      if (below.length > 0) walk(below);
+    }
+  };
+  try {
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.OPERATION_DEFINITION || definition.kind === Kind.FRAGMENT_DEFINITION) {
+        walk([definition.selectionSet]);
+      }
+    }
+  } catch (error) {
+    if (error instanceof MergeWorkExceeded) return Number.POSITIVE_INFINITY;
+    throw error;
+  }
+  return mergedFields;
 }
 
 /** What the cost check needs to know of a request's caller. */

@@ -3,7 +3,8 @@ import { parse } from 'graphql';
 import type { GraphQLBudget, GraphQLLimits } from '../config.js';
 import { RateLimitedError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
-import { measureDocument } from './hardening.js';
+import { documentNestingExceeds, MAX_DOCUMENT_NESTING } from './document-scan.js';
+import { MAX_MERGE_WORK, MAX_MERGED_FIELDS, measureDocument } from './hardening.js';
 import { BoundedTextCache } from './text-cache.js';
 
 /** Callers without a credential get the tightest budget: they are the cheapest to multiply. */
@@ -60,57 +61,89 @@ export class ShapeCache {
   }
 }
 
-/** The answer GraphQL itself gives to a request it refuses before execution (src/graphql/apollo.ts). */
-function refuse(res: Response, code: string, message: string): void {
-  res.setHeader('Cache-Control', 'no-store');
-  res.status(400).json({ errors: [{ message, extensions: { code, statusCode: 400 } }] });
+/** Why a document is refused before it is parsed or validated: its error code and message. */
+export interface DocumentRefusal {
+  readonly code: string;
+  readonly message: string;
 }
 
 /**
- * Refuses, in front of the GraphQL handler, documents too big to be worth parsing or validating: first by their size in
- * bytes (before parsing), then by the aliases, fragment spreads and fields they spell out (one pass over
- * the parsed document that never follows a spread). GraphQL's own validation (e.g. the rule that checks
- * overlapping fields, quadratic in same-named fields) and the depth and cost walks only ever see
- * documents within these bounds. A document that does not parse is left to the handler, which reports why.
+ * The bounds a document must keep before GraphQL parses or validates it, whatever transport carries it:
+ * first its size in bytes and its bracket nesting (one linear scan of the text, before the parser, which
+ * recurses), then the aliases, fragment spreads and fields it spells out and the most fields it merges
+ * under one response name (one pass over the parsed document that never follows a spread). GraphQL's own
+ * validation (e.g. the rule that checks overlapping fields, quadratic in same-named fields) and the depth
+ * and cost walks only ever see documents within these bounds. Undefined when the document may go on; a
+ * document that does not parse goes on too, to the handler, which reports why.
+ */
+export function checkDocument(
+  query: string,
+  budget: GraphQLBudget,
+  shapes: ShapeCache,
+): DocumentRefusal | undefined {
+  const bytes = Buffer.byteLength(query, 'utf8');
+  if (bytes > budget.maxDocumentBytes) {
+    return {
+      code: 'QUERY_TOO_LARGE',
+      message: `Query is too large: ${bytes} bytes exceed the maximum of ${budget.maxDocumentBytes}`,
+    };
+  }
+  if (documentNestingExceeds(query)) {
+    return {
+      code: 'QUERY_TOO_NESTED',
+      message: `Query is nested too deep: more than ${MAX_DOCUMENT_NESTING} levels of {, [ and ( together`,
+    };
+  }
+  const shape = shapes.shapeOf(query, bytes);
+  if (!shape) return undefined;
+  if (shape.aliases > budget.maxAliases) {
+    return {
+      code: 'QUERY_TOO_MANY_ALIASES',
+      message: `Query has too many aliases: ${shape.aliases} exceed the maximum of ${budget.maxAliases}`,
+    };
+  }
+  if (shape.fragmentSpreads > budget.maxFragmentSpreads) {
+    return {
+      code: 'QUERY_TOO_MANY_FRAGMENT_SPREADS',
+      message: `Query has too many fragment spreads: ${shape.fragmentSpreads} exceed the maximum of ${budget.maxFragmentSpreads}`,
+    };
+  }
+  if (shape.fields > budget.maxFields) {
+    return {
+      code: 'QUERY_TOO_MANY_FIELDS',
+      message: `Query has too many fields: ${shape.fields} exceed the maximum of ${budget.maxFields}`,
+    };
+  }
+  if (shape.mergedFields === Number.POSITIVE_INFINITY) {
+    return {
+      code: 'QUERY_TOO_MANY_FIELDS',
+      message: `Query has too many selections once its fragments are spread where they are used: more than ${MAX_MERGE_WORK}`,
+    };
+  }
+  if (shape.mergedFields > MAX_MERGED_FIELDS) {
+    return {
+      code: 'QUERY_TOO_MANY_SAME_NAME_FIELDS',
+      message: `Query has too many fields of one response name in one place: ${shape.mergedFields} exceed the maximum of ${MAX_MERGED_FIELDS}`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * `checkDocument` in front of the GraphQL handler, for the caller's budget: a refused document is
+ * answered 400 as GraphQL answers a request it refuses before execution (src/graphql/apollo.ts).
  */
 export function documentLimits(limits: GraphQLLimits): RequestHandler {
   const shapes = new ShapeCache();
   return (req: Request, res: Response, next: NextFunction) => {
     const query = documentOf(req);
     if (query === undefined) return next();
-    const budget = budgetOf(limits, req.principal);
-    const bytes = Buffer.byteLength(query, 'utf8');
-    if (bytes > budget.maxDocumentBytes) {
-      return refuse(
-        res,
-        'QUERY_TOO_LARGE',
-        `Query is too large: ${bytes} bytes exceed the maximum of ${budget.maxDocumentBytes}`,
-      );
-    }
-    const shape = shapes.shapeOf(query, bytes);
-    if (!shape) return next();
-    if (shape.aliases > budget.maxAliases) {
-      return refuse(
-        res,
-        'QUERY_TOO_MANY_ALIASES',
-        `Query has too many aliases: ${shape.aliases} exceed the maximum of ${budget.maxAliases}`,
-      );
-    }
-    if (shape.fragmentSpreads > budget.maxFragmentSpreads) {
-      return refuse(
-        res,
-        'QUERY_TOO_MANY_FRAGMENT_SPREADS',
-        `Query has too many fragment spreads: ${shape.fragmentSpreads} exceed the maximum of ${budget.maxFragmentSpreads}`,
-      );
-    }
-    if (shape.fields > budget.maxFields) {
-      return refuse(
-        res,
-        'QUERY_TOO_MANY_FIELDS',
-        `Query has too many fields: ${shape.fields} exceed the maximum of ${budget.maxFields}`,
-      );
-    }
-    next();
+    const refusal = checkDocument(query, budgetOf(limits, req.principal), shapes);
+    if (!refusal) return next();
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(400).json({
+      errors: [{ message: refusal.message, extensions: { code: refusal.code, statusCode: 400 } }],
+    });
   };
 }
 

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ForbiddenError } from '../core/errors.js';
 import { isLocalhostOrigin } from '../modules/apps/callback-url.js';
+import { requestProtocol } from './transport-security.js';
 
 /** What the browser may read of an answer beyond the safelisted headers. */
 const EXPOSED_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
@@ -21,12 +22,18 @@ export interface CorsOptions {
   readonly publicBaseUrl: string;
 }
 
+/** A CORS preflight: OPTIONS with `Access-Control-Request-Method` (RFC: Fetch standard, CORS protocol). */
+export function isPreflight(req: Request): boolean {
+  return req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+}
+
 /**
  * Browsers (CORS). A request with an `Origin` that is not Tollgate's own is granted (the origin echoed,
  * the rate-limit headers exposed) when the origin is that of one of its app's allowed callback URL
  * patterns; preflights are answered here, before any budget is spent. An API key or the admin token
  * sent from a foreign page is refused (403, after counting): such a secret must never live in a page.
- * Runs after the credential is resolved, so the app of a session token is known.
+ * Runs after the credential is resolved, so the app of a session token is known; preflights, which carry
+ * no credential, are answered by the same rule ahead of every route (see `createHttpApp`).
  */
 export function cors(options: CorsOptions): RequestHandler {
   const ownOrigin = new URL(options.publicBaseUrl).origin;
@@ -34,7 +41,7 @@ export function cors(options: CorsOptions): RequestHandler {
     const origin = req.headers.origin;
     if (typeof origin !== 'string') return next();
     res.vary('Origin');
-    if (origin === ownOrigin || origin === `${req.protocol}://${req.headers.host}`) return next();
+    if (origin === ownOrigin || origin === `${requestProtocol(req)}://${req.headers.host}`) return next();
     try {
       const principal = req.principal;
       const appId =
@@ -42,7 +49,7 @@ export function cors(options: CorsOptions): RequestHandler {
         (principal.kind === 'apiKey' || principal.kind === 'session' ? principal.appId : undefined);
       const allowed =
         (!options.production && isLocalhostOrigin(origin)) || (await options.allowsOrigin(origin, appId));
-      if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+      if (isPreflight(req)) {
         if (allowed) {
           res.setHeader('Access-Control-Allow-Origin', origin);
           res.setHeader('Access-Control-Allow-Methods', ALLOWED_METHODS);

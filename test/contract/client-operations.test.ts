@@ -198,7 +198,7 @@ describe('GET /v1/invoices', () => {
       .query({ customerId: customer.id, limit: '0' })
       .set(bearer(apiKey));
     expect(badLimit.status).toBe(400);
-    expect(badLimit.body.message).toBe('limit: must be between 1 and 100');
+    expect(badLimit.body.message).toBe('limit: limit must be an integer between 1 and 100');
     const other = await server.createApp();
     const foreign = await server.http
       .get('/v1/invoices')

@@ -225,6 +225,13 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
+  it('shows the list of apps for a malformed URL hash, without an error in the page', async () => {
+    const { page, problems } = await open();
+    await signIn(page, '#/apps/%E0%A4%A');
+    await visible(page.getByRole('heading', { name: 'Apps' }));
+    expect(problems).toEqual([]);
+  });
+
   it('creates an app and shows its first API key once, and never again', async () => {
     const { page } = await open();
     await signIn(page);

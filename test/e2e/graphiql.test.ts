@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type Browser, chromium } from 'playwright-core';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -97,5 +99,45 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'GraphiQL in a browser', () => 
     });
     expect(foreign).toEqual([]);
     await context.close();
+  });
+
+  it('lets a page of an allowed origin POST /graphql cross-origin while GraphiQL is served there', async () => {
+    // A foreign page's own server: an empty page, reached as http://localhost:<port> (an origin a
+    // development Tollgate allows) and as http://127.0.0.1:<port> (an origin no app allows).
+    const pages = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<p>app</p>'),
+    );
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+    const port = (pages.address() as AddressInfo).port;
+    const page = await browser.newPage();
+    try {
+      // GraphiQL is served at /graphql: its router answers GET and HEAD there, but not the preflight.
+      const graphiql = await server.http.get('/graphql').set('accept', 'text/html');
+      expect(graphiql.headers['content-type']).toMatch(/^text\/html/);
+      const post = (url: string) =>
+        page.evaluate(async (graphql) => {
+          try {
+            const res = await fetch(graphql, {
+              method: 'POST',
+              // JSON is not a form's content type: the browser sends a preflight first.
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ query: '{ __typename }' }),
+            });
+            return { status: res.status, body: await res.json() };
+          } catch (error) {
+            return { failed: String(error) };
+          }
+        }, url);
+      await page.goto(`http://localhost:${port}/`);
+      expect(await post(`${server.url}/graphql`)).toEqual({
+        status: 200,
+        body: { data: { __typename: 'Query' } },
+      });
+      await page.goto(`http://127.0.0.1:${port}/`);
+      expect(await post(`${server.url}/graphql`)).toEqual({ failed: 'TypeError: Failed to fetch' });
+    } finally {
+      await page.close();
+      await new Promise((resolve) => pages.close(resolve));
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 
@@ -66,5 +67,16 @@ export async function redisRequirement(url: string): Promise<Requirement> {
   });
   return {
     missing: reachable ? undefined : `no Redis at ${url}: start redis-server or set TEST_REDIS_URL`,
+  };
+}
+
+/** A `redis-server` program on the PATH, for tests that run (and stop) a Redis of their own. */
+export function redisServerRequirement(): Requirement {
+  const found = spawnSync('redis-server', ['--version'], { stdio: 'ignore' });
+  return {
+    missing:
+      found.status === 0
+        ? undefined
+        : 'no redis-server program on the PATH: install redis-server (apt-get install redis-server)',
   };
 }

@@ -59,7 +59,7 @@ describe('invoices', () => {
     expect(res.body.data.invoices[0].amountPaid).toBe(9000);
     const tooMany = await server.graphql(INVOICES, { customerId: customer.id, limit: 101 }, apiKey);
     expect(tooMany.body.errors?.[0]).toMatchObject({
-      message: 'limit: must be between 1 and 100',
+      message: 'limit: limit must be an integer between 1 and 100',
       extensions: { code: 'BAD_USER_INPUT', statusCode: 400 },
     });
   });

@@ -304,6 +304,20 @@ describe('events', () => {
       .get(`/v1/webhook-endpoints/${endpoint.id}/deliveries`)
       .set(auth(apiKey));
     expect(deliveries.body.data).toHaveLength(2);
+    // One parser for every `limit`: what the customers list refuses, the deliveries list refuses alike.
+    for (const limit of ['0x10', '1e2', ' 5', '5 ', '-1', '0', '101', '']) {
+      const customers = await server.http.get('/v1/customers').query({ limit }).set(auth(apiKey));
+      const listed = await server.http
+        .get(`/v1/webhook-endpoints/${endpoint.id}/deliveries`)
+        .query({ limit })
+        .set(auth(apiKey));
+      expect({ limit, status: listed.status, message: listed.body.message }).toEqual({
+        limit,
+        status: 400,
+        message: customers.body.message,
+      });
+      expect(customers.status).toBe(400);
+    }
     expect(
       receiver.of('customer.created', (d) => d.email.toLowerCase() === 'grace@example.com'),
     ).toHaveLength(1);

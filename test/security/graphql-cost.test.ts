@@ -1,12 +1,14 @@
-import { parse, validate } from 'graphql';
+import { type DocumentNode, OverlappingFieldsCanBeMergedRule, parse, validate } from 'graphql';
 import type { Pool } from 'pg';
 import { getMetadataStorage } from 'type-graphql';
+import { loadConfig } from '../../src/config.js';
 import {
   depthLimitRule,
   estimateCost,
   FIELD_RESOLVERS,
   type WalkCounter,
 } from '../../src/graphql/hardening.js';
+import { checkDocument, ShapeCache } from '../../src/graphql/request-limits.js';
 import { getSchema } from '../../src/graphql-schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -48,7 +50,106 @@ async function settleKeyBookkeeping(server: TestServer, appId: string, apiKey: s
   }
 }
 
+/**
+ * The document with every AST node wrapped so that each property read counts one step: validation's
+ * work, counted rather than timed (node identity is kept, as the rules' caches need).
+ */
+function countingReads(document: DocumentNode): { document: DocumentNode; reads: () => number } {
+  let reads = 0;
+  const wrapped = new WeakMap<object, object>();
+  const wrap = <T>(value: T): T => {
+    if (typeof value !== 'object' || value === null) return value;
+    let proxy = wrapped.get(value);
+    if (!proxy) {
+      proxy = new Proxy(value, {
+        get(target, key, receiver) {
+          reads++;
+          return wrap(Reflect.get(target, key, receiver));
+        },
+      });
+      wrapped.set(value, proxy);
+    }
+    return proxy as T;
+  };
+  return { document: wrap(document), reads: () => reads };
+}
+
+/** `n` fields of one response name with different arguments, side by side: ~18 bytes each. */
+function sameNameFields(n: number): string {
+  return `{${Array.from({ length: n }, (_, i) => ` customers(limit: ${i}) { __typename }`).join('')} }`;
+}
+
+/** The same `n` fields spread from fragments of 8 each, where the document spells out few of them at one place. */
+function sameNameInFragments(n: number): string {
+  const fragments = Math.ceil(n / 8);
+  let doc = `{ ${Array.from({ length: fragments }, (_, f) => `...F${f}`).join(' ')} }\n`;
+  for (let f = 0; f < fragments; f++) {
+    const own = Math.min(8, n - f * 8);
+    doc += `fragment F${f} on Query {${Array.from({ length: own }, (_, i) => ` customers(limit: ${f * 8 + i}) { __typename }`).join('')} }\n`;
+  }
+  return doc;
+}
+
 describe('GraphQL validation work is linear in the document', () => {
+  it('bounds the overlapping-fields rule: documents of growing same-name field counts are refused before it runs', async () => {
+    const schema = await getSchema();
+    const budget = loadConfig({}).graphqlLimits.authenticated;
+    /** The rule's work on the document, or 0 when the document is refused before validation. */
+    const ruleWork = (query: string): number => {
+      if (checkDocument(query, budget, new ShapeCache())) return 0;
+      const counted = countingReads(parse(query));
+      validate(schema, counted.document, [OverlappingFieldsCanBeMergedRule]);
+      return counted.reads();
+    };
+    /** The rule's work with no bound in front of it. */
+    const unboundedWork = (query: string): number => {
+      const counted = countingReads(parse(query));
+      validate(schema, counted.document, [OverlappingFieldsCanBeMergedRule]);
+      return counted.reads();
+    };
+    const counts = [2, 4, 8, 16, 17, 32, 64, 128, 249];
+    for (const shape of [sameNameFields, sameNameInFragments]) {
+      const ceiling = ruleWork(shape(16));
+      expect(ceiling).toBeGreaterThan(0);
+      for (const n of counts) {
+        // Every document is within the size, alias, spread and field budgets: only the new bound applies.
+        expect(Buffer.byteLength(shape(n))).toBeLessThanOrEqual(budget.maxDocumentBytes);
+        expect(ruleWork(shape(n))).toBeLessThanOrEqual(ceiling);
+      }
+      // Without the bound the work grows with the square of the count (~(249/16)² = 240 times): the bound holds it.
+      expect(unboundedWork(shape(249))).toBeGreaterThan(50 * ceiling);
+    }
+  });
+
+  it('refuses a document that merges too many fields, naming the bound', () => {
+    const budget = loadConfig({}).graphqlLimits.authenticated;
+    expect(checkDocument(sameNameFields(16), budget, new ShapeCache())).toBeUndefined();
+    expect(checkDocument(sameNameFields(17), budget, new ShapeCache())).toEqual({
+      code: 'QUERY_TOO_MANY_SAME_NAME_FIELDS',
+      message: 'Query has too many fields of one response name in one place: 17 exceed the maximum of 16',
+    });
+    // Spread from fragments, and below a merged field: the same bound.
+    expect(checkDocument(sameNameInFragments(17), budget, new ShapeCache())?.code).toBe(
+      'QUERY_TOO_MANY_SAME_NAME_FIELDS',
+    );
+    const below = `{ ${Array.from({ length: 3 }, (_, i) => `customers { data { ${Array.from({ length: 6 }, (_, j) => `metadata(key: "${i}${j}")`).join(' ')} } }`).join(' ')} }`;
+    expect(checkDocument(below, budget, new ShapeCache())?.message).toBe(
+      'Query has too many fields of one response name in one place: 18 exceed the maximum of 16',
+    );
+    // Fragments entered from each place that spreads them, as the rule does: bounded work, then refused.
+    // 30 places spread a chain of 10 fragments of 15 fields: 180 fields spelled out, 4 500 once spread.
+    let chain = `{ ${Array.from({ length: 30 }, (_, i) => `r${i} { ...F0 }`).join(' ')} }\n`;
+    for (let f = 0; f < 10; f++) {
+      const own = Array.from({ length: 15 }, (_, i) => `f${f}_${i}`).join(' ');
+      chain += `fragment F${f} on Query { ${own}${f < 9 ? ` ...F${f + 1}` : ''} }\n`;
+    }
+    expect(checkDocument(chain, budget, new ShapeCache())).toEqual({
+      code: 'QUERY_TOO_MANY_FIELDS',
+      message:
+        'Query has too many selections once its fragments are spread where they are used: more than 5000',
+    });
+  });
+
   it('walks each fragment once in the depth rule, however deeply spreads nest', async () => {
     const schema = await getSchema();
     const work: number[] = [];
@@ -234,11 +335,11 @@ describe('GraphQL document caps', () => {
   });
 
   it('refuses too many fields (what makes the overlapping-fields check quadratic): 250 anonymous, 500 otherwise', async () => {
-    const fields = (n: number) => `{${' __typename'.repeat(n)} }`;
-    expect(await server.graphql(fields(250))).toEqual({
-      status: 200,
-      body: { data: { __typename: 'Query' } },
-    });
+    // Distinct names (none the schema knows): within the caps they reach validation, which refuses them.
+    const fields = (n: number) => `{${Array.from({ length: n }, (_, i) => ` f${i}`).join('')} }`;
+    const within = await server.graphql(fields(250));
+    expect(within.status).toBe(400);
+    expect(within.body.errors?.[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(await server.graphql(fields(251))).toEqual({
       status: 400,
       body: refusal('QUERY_TOO_MANY_FIELDS', 'Query has too many fields: 251 exceed the maximum of 250'),
@@ -246,6 +347,18 @@ describe('GraphQL document caps', () => {
     expect((await server.graphql(fields(501), {}, apiKey)).body).toEqual(
       refusal('QUERY_TOO_MANY_FIELDS', 'Query has too many fields: 501 exceed the maximum of 500'),
     );
+  });
+
+  it('refuses more than 16 fields of one response name at one place, before validating them', async () => {
+    const same = (n: number) => `{${' __typename'.repeat(n)} }`;
+    expect(await server.graphql(same(16))).toEqual({ status: 200, body: { data: { __typename: 'Query' } } });
+    expect(await server.graphql(same(17), {}, apiKey)).toEqual({
+      status: 400,
+      body: refusal(
+        'QUERY_TOO_MANY_SAME_NAME_FIELDS',
+        'Query has too many fields of one response name in one place: 17 exceed the maximum of 16',
+      ),
+    });
   });
 
   it('answers a deep spread chain at once, with the complexity it stands for', async () => {

@@ -100,6 +100,21 @@ describe('production behind a TLS-terminating proxy', () => {
     expect(ready.headers['strict-transport-security']).toBeUndefined();
   });
 
+  it('believes only the X-Forwarded-Proto value the trusted proxy wrote: the last one', async () => {
+    // A client's own `https` ahead of what the proxy appended (`http`) claims nothing.
+    const spoofed = await request(server.url).get('/v1/customers').set('x-forwarded-proto', 'https, http');
+    expect(spoofed.status).toBe(403);
+    expect(spoofed.body).toEqual(HTTPS_REQUIRED);
+    expect(spoofed.headers['strict-transport-security']).toBeUndefined();
+    // The proxy appended `https` to whatever the client sent: HTTPS.
+    const appended = await request(server.url)
+      .post('/graphql')
+      .set('x-forwarded-proto', 'http, https')
+      .send({ query: '{ __typename }' });
+    expect(appended.status).toBe(200);
+    expect(appended.headers['strict-transport-security']).toBe(HSTS);
+  });
+
   it('believes X-Forwarded-Proto only from the proxies it trusts', async () => {
     const strict = await startTestServer({ env: productionEnv({ TRUST_PROXY: '10.0.0.0/8' }) });
     try {

@@ -25,6 +25,7 @@ const NUL = 'contains a NUL character (U+0000), which cannot be stored';
 const SURROGATE = 'contains an unpaired UTF-16 surrogate, which is not valid Unicode';
 const HUGE = 'is a number too large to be represented (finite doubles only)';
 const DEEP = 'is nested more than 32 levels deep';
+const INEXACT = 'is an integer too large to be kept exactly (at most 9007199254740991 either way)';
 
 /** POST /v1/customers with a raw JSON text (so escapes such as `\ud800` reach the server as written). */
 function createRaw(json: string | Buffer, headers: Record<string, string> = {}, key = app.apiKey) {
@@ -84,8 +85,28 @@ describe('REST inputs PostgreSQL or JSON cannot take are a 400 at the edge', () 
     ],
     ['1e400', '{"email":"h@example.com","metadata":{"n":1e400}}', `body.metadata.n: ${HUGE}`],
     ['-1e400', '{"email":"h@example.com","metadata":{"n":[-1e400]}}', `body.metadata.n[0]: ${HUGE}`],
+    [
+      '2^53 + 1',
+      '{"email":"i@example.com","metadata":{"id":9007199254740993}}',
+      `body.metadata.id: ${INEXACT}`,
+    ],
+    [
+      '-(2^53)',
+      '{"email":"i@example.com","metadata":{"ids":[1,-9007199254740992]}}',
+      `body.metadata.ids[1]: ${INEXACT}`,
+    ],
   ])('refuses %s written in the JSON text', async (_what, json, message) => {
     expectEnvelope(await createRaw(json), 400, message);
+  });
+
+  it('keeps 2^53 − 1, the largest integer JSON numbers hold exactly, as written', async () => {
+    const created = await createRaw(
+      '{"email":"max-int@example.com","metadata":{"id":9007199254740991,"low":-9007199254740991}}',
+      {},
+      okApp.apiKey,
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.metadata).toEqual({ id: 9007199254740991, low: -9007199254740991 });
   });
 
   it('accepts a paired surrogate (an emoji) and 32 levels of nesting, refuses 33', async () => {

@@ -5,7 +5,7 @@ describe('the cache of measured GraphQL documents', () => {
     const cache = new ShapeCache(1024);
     const query = '{ a: __typename b: __typename ...F } fragment F on Query { __typename }';
     const first = cache.shapeOf(query, query.length);
-    expect(first).toEqual({ aliases: 2, fragmentSpreads: 1, fields: 3 });
+    expect(first).toEqual({ aliases: 2, fragmentSpreads: 1, fields: 3, mergedFields: 1 });
     expect(cache.shapeOf(query, query.length)).toBe(first);
   });
 
@@ -23,7 +23,12 @@ describe('the cache of measured GraphQL documents', () => {
     expect(cache.bytes).toBeLessThanOrEqual(100);
     expect(cache.bytes).toBeGreaterThan(100 - queries[0].length);
     const huge = `{ ${'__typename '.repeat(20)}}`;
-    expect(cache.shapeOf(huge, huge.length)).toEqual({ aliases: 0, fragmentSpreads: 0, fields: 20 });
+    expect(cache.shapeOf(huge, huge.length)).toEqual({
+      aliases: 0,
+      fragmentSpreads: 0,
+      fields: 20,
+      mergedFields: 20,
+    });
     expect(cache.bytes).toBeLessThanOrEqual(100);
   });
 });

@@ -43,6 +43,16 @@ describe('AddressGuard', () => {
     },
   );
 
+  it.each([
+    ['::7f00:1', 'a private, link-local or reserved address (::7f00:1)'],
+    ['::127.0.0.1', 'a private, link-local or reserved address (::127.0.0.1)'],
+    ['::808:808', 'a private, link-local or reserved address (::808:808)'],
+    ['::ffff:7f00:1', 'a loopback address (127.0.0.1)'],
+    ['0:0:0:0:0:ffff:a9fe:a9fe', 'a private, link-local or reserved address (169.254.169.254)'],
+  ])('refuses the IPv4-compatible range ::/96 and IPv4-mapped addresses in hex, %s', (address, reason) => {
+    expect(production.refusal(address)).toBe(reason);
+  });
+
   it.each([['93.184.215.14'], ['172.32.0.1'], ['2606:4700::1111']])(
     'allows the public address %s',
     (address) => {

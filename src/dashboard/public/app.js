@@ -9,7 +9,13 @@ import { useEffect, useState } from './vendor/hooks.js';
 import { render } from './vendor/preact.js';
 
 function parseRoute(hash) {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  let parts;
+  try {
+    parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    // A malformed escape (`#/apps/%E0%A4%A`, a mangled link) names no page: the list of apps.
+    return { page: 'apps' };
+  }
   if (parts[0] === 'apps' && parts[1]) {
     if (parts[2] === 'customers' && parts[3])
       return { page: 'customer', appId: parts[1], customerId: parts[3] };

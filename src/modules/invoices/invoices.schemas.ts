@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { paginationSchema } from '../../core/pagination.js';
 import { idSchema } from '../../core/validation.js';
 
 /**
@@ -8,10 +9,5 @@ import { idSchema } from '../../core/validation.js';
 export const listInvoicesSchema = z.strictObject({
   customerId: idSchema.optional(),
   organizationId: idSchema.optional(),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1, 'must be between 1 and 100')
-    .max(100, 'must be between 1 and 100')
-    .default(20),
+  limit: paginationSchema.limit,
 });

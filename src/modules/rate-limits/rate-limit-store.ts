@@ -117,9 +117,19 @@ function fieldKey(identity: Identity): string {
 /** How often a continuing store failure is logged again (the first failure is logged at once). */
 const FAILURE_LOG_INTERVAL_MS = 30_000;
 
+/** How long a Redis command may take before the store gives up on it (and on Redis, see below). */
+const COMMAND_TIMEOUT_MS = 1000;
+
+/** How often, while Redis is given up on, a background PING checks whether it answers again. */
+export const PROBE_INTERVAL_MS = 1000;
+
 /**
  * Counts in Redis so every instance shares one budget. Commands are not queued while Redis is away and
- * time out quickly; a failed command is answered from an in-process fallback store and logged.
+ * time out quickly. A circuit breaker keeps a Redis that stops answering (a hung process, a dropped
+ * network) from costing every request the command timeout: after the first failed command, requests are
+ * counted by an in-process fallback store, and a background PING every `PROBE_INTERVAL_MS` (one at a
+ * time) decides when Redis is used again. So a hung Redis costs the requests in flight at its first
+ * timeout, and none after. Failures are logged, at most every `FAILURE_LOG_INTERVAL_MS`.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly fieldStore: FieldStore;
@@ -128,6 +138,10 @@ export class RedisRateLimitStore implements RateLimitStore {
   readonly #fallback: MemoryRateLimitStore;
   #lastFailureLog = 0;
   #failing = false;
+  /** Whether Redis is given up on until a probe answers (the circuit is open). */
+  #open = false;
+  #probe: NodeJS.Timeout | undefined;
+  #closed = false;
 
   constructor(
     url: string,
@@ -138,19 +152,24 @@ export class RedisRateLimitStore implements RateLimitStore {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      commandTimeout: 1000,
+      commandTimeout: COMMAND_TIMEOUT_MS,
       connectTimeout: 2000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
     });
     this.#redis.on('error', (error) => this.reportFailure(error));
-    this.#redis.on('ready', () => {
-      if (this.#failing) this.logger.info('rate-limit store: Redis reachable again');
-      this.#failing = false;
-    });
     this.#fallback = new MemoryRateLimitStore(keyPrefix);
-    this.fieldStore = new RedisFieldStore(this.#redis, `${keyPrefix}:field`, this.#fallback.fieldStore, (e) =>
-      this.reportFailure(e),
+    this.fieldStore = new RedisFieldStore(
+      this.#redis,
+      `${keyPrefix}:field`,
+      this.#fallback.fieldStore,
+      () => this.#open,
+      (e) => this.reportFailure(e),
     );
+  }
+
+  /** Whether requests are counted in this process because Redis failed (for tests and metrics). */
+  get usingFallback(): boolean {
+    return this.#open;
   }
 
   async connect(): Promise<void> {
@@ -163,6 +182,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async consume(rule: RateLimitRule, key: string): Promise<RateLimitOutcome> {
+    if (this.#open) return this.#fallback.consume(rule, key);
     try {
       return await consumeWith(this.limiterFor(rule), rule, key);
     } catch (error) {
@@ -187,7 +207,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     return limiter;
   }
 
+  /** Opens the circuit (if it is not yet) and logs, at most every `FAILURE_LOG_INTERVAL_MS`. */
   private reportFailure(error: unknown): void {
+    this.openCircuit();
     const now = Date.now();
     if (this.#failing && now - this.#lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
     this.#failing = true;
@@ -198,7 +220,34 @@ export class RedisRateLimitStore implements RateLimitStore {
     );
   }
 
+  private openCircuit(): void {
+    if (this.#open || this.#closed) return;
+    this.#open = true;
+    this.scheduleProbe();
+  }
+
+  /** One PING after `PROBE_INTERVAL_MS`; an answer closes the circuit, a failure schedules the next. */
+  private scheduleProbe(): void {
+    this.#probe = setTimeout(async () => {
+      this.#probe = undefined;
+      let answered = false;
+      try {
+        answered = this.#redis.status === 'ready' && (await this.#redis.ping()) === 'PONG';
+      } catch {
+        answered = false;
+      }
+      if (this.#closed) return;
+      if (!answered) return this.scheduleProbe();
+      this.#open = false;
+      if (this.#failing) this.logger.info('rate-limit store: Redis reachable again, counting there');
+      this.#failing = false;
+    }, PROBE_INTERVAL_MS);
+    this.#probe.unref();
+  }
+
   async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#probe) clearTimeout(this.#probe);
     this.#redis.disconnect();
   }
 }
@@ -209,10 +258,12 @@ class RedisFieldStore implements FieldStore {
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly fallback: FieldStore,
+    private readonly usingFallback: () => boolean,
     private readonly onFailure: (error: unknown) => void,
   ) {}
 
   async setForIdentity(identity: Identity, timestamps: readonly number[], windowMs = 60_000): Promise<void> {
+    if (this.usingFallback()) return this.fallback.setForIdentity(identity, timestamps, windowMs);
     try {
       await this.redis.set(
         `${this.prefix}:${fieldKey(identity)}`,
@@ -227,6 +278,7 @@ class RedisFieldStore implements FieldStore {
   }
 
   async getForIdentity(identity: Identity): Promise<readonly number[]> {
+    if (this.usingFallback()) return this.fallback.getForIdentity(identity);
     try {
       const stored = await this.redis.get(`${this.prefix}:${fieldKey(identity)}`);
       return stored ? (JSON.parse(stored) as number[]) : [];

@@ -27,7 +27,9 @@ for (const [net, prefix] of [
   NEVER.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
+  // Unspecified, and the deprecated IPv4-compatible addresses (`::7f00:1` is `::127.0.0.1`); `::1` is
+  // loopback, checked first.
+  ['::', 96],
   ['64:ff9b::', 96],
   ['100::', 64],
   ['2001:db8::', 32],
@@ -41,6 +43,19 @@ for (const [net, prefix] of [
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
+
+/**
+ * The IPv4 address an IPv4-mapped IPv6 address (`::ffff:0:0/96`) stands for, however it is spelled
+ * (`::ffff:127.0.0.1`, `::ffff:7f00:1`, `0:0:0:0:0:ffff:7f00:1`): the URL parser writes it one way.
+ */
+function mappedIPv4(address: string): string | undefined {
+  const canonical = new URL(`http://[${address}]/`).hostname;
+  const groups = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(canonical);
+  if (!groups) return undefined;
+  const high = Number.parseInt(groups[1] as string, 16);
+  const low = Number.parseInt(groups[2] as string, 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
 
 /** Raised when a destination is refused; the delivery records it as the attempt's outcome. */
 export class RefusedAddressError extends Error {
@@ -63,7 +78,7 @@ export class AddressGuard {
   refusal(address: string): string | undefined {
     const family = isIP(address);
     if (family === 0) return `not an IP address (${address})`;
-    const mapped = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] : undefined;
+    const mapped = family === 6 ? mappedIPv4(address) : undefined;
     if (mapped) return this.refusal(mapped);
     const type = family === 4 ? 'ipv4' : 'ipv6';
     if (LOOPBACK.check(address, type)) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { paginationSchema } from '../../core/pagination.js';
 import { absoluteUrlSchema, idSchema } from '../../core/validation.js';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './webhook-event-types.js';
 
@@ -36,10 +37,5 @@ export const updateEndpointSchema = z.strictObject({
 });
 
 export const listDeliveriesSchema = z.strictObject({
-  limit: z.coerce
-    .number({ error: 'must be an integer from 1 to 100' })
-    .int('must be an integer from 1 to 100')
-    .min(1, 'must be an integer from 1 to 100')
-    .max(100, 'must be an integer from 1 to 100')
-    .default(20),
+  limit: paginationSchema.limit,
 });
