@@ -145,6 +145,11 @@ export async function handle(body: string, headers: Headers, secret: string): Pr
       return 'customerId' in event.data ? event.data.customerId : event.data.organizationId;
     case 'plan.updated':
       return \`\${event.data.id} \${event.data.trialDays}\`;
+    case 'usage.limit_reached':
+      return \`\${event.data.feature} \${event.data.remaining}\`;
+    case 'credit_grant.created':
+    case 'credit_grant.voided':
+      return \`\${event.data.id} \${event.data.remaining}\`;
     default: {
       const unknown: never = event;
       return unknown;
