@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
 
@@ -20,7 +21,7 @@ const PLANS =
 
 /** A price at the test server's emulator (a plan's price is checked there when it is saved). */
 async function price(
-  recurring: { interval: 'month'; usage_type?: 'licensed' | 'metered' } | null = {
+  recurring: { interval: 'month'; usage_type?: 'licensed' | 'metered'; meter?: string } | null = {
     interval: 'month',
   },
   active = true,
@@ -31,6 +32,17 @@ async function price(
     unit_amount: 1500,
     ...(recurring ? { recurring } : {}),
     active,
+  });
+  return created.id;
+}
+
+/** A Billing Meter at the emulator, which a metered price must name, as at Stripe. */
+async function meter() {
+  const event = `calls_${randomBytes(4).toString('hex')}`;
+  const created = await stripeFor(server).billing.meters.create({
+    display_name: 'Calls',
+    event_name: event,
+    default_aggregation: { formula: 'sum' },
   });
   return created.id;
 }
@@ -115,7 +127,7 @@ describe('plans', () => {
     const cases: Array<[string, string]> = [
       ['price_doesnotexist', 'stripePriceId: no such price at the payment provider: price_doesnotexist'],
       [
-        await price({ interval: 'month', usage_type: 'metered' }),
+        await price({ interval: 'month', usage_type: 'metered', meter: await meter() }),
         'is metered (usage_type=metered): a plan needs a licensed recurring price',
       ],
       [await price(null), 'is not recurring: a plan needs a recurring price'],
