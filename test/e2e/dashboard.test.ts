@@ -572,6 +572,126 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     expect(canceled.status).toBe('canceled');
   });
 
+  it("shows a customer's balances and grants, grants credits through the form and voids them", async () => {
+    const { appId, apiKey } = await server.createApp();
+    const plan = await server.graphql(
+      'mutation($appId: ID!, $input: PlanInput!) { upsertPlan(appId: $appId, input: $input) { id } }',
+      {
+        appId,
+        input: {
+          id: 'metered',
+          name: 'Metered',
+          isDefault: true,
+          features: { calls: { limit: 10, reset: 'month' } },
+        },
+      },
+      server.adminToken,
+    );
+    expect(plan.body.errors).toBeUndefined();
+    const email = `metered-${Date.now()}@example.com`;
+    const customerId = await createCustomer(apiKey, email);
+    const used = await server.http
+      .post('/v1/usage')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ customerId, feature: 'calls', amount: 3 });
+    expect(used.status).toBe(200);
+    expect(used.body.allowed).toBe(true);
+    const balances = async () => {
+      const res = await server.http
+        .get('/v1/balances')
+        .query({ customerId })
+        .set('authorization', `Bearer ${apiKey}`);
+      expect(res.status).toBe(200);
+      return res.body.data;
+    };
+    const resetsAt = (await balances())[0].resetsAt;
+    expect(resetsAt).toEqual(expect.any(String));
+
+    const { page } = await open();
+    await signIn(page, `#/apps/${appId}/customers/${customerId}`);
+    await visible(page.getByRole('heading', { name: email }));
+    const row = page.getByRole('table', { name: 'Balances' }).locator('tr[data-feature="calls"]');
+    const cell = (column: string) => row.locator(`[data-column="${column}"]`);
+    await hasText(cell('limit'), '10');
+    await hasText(cell('granted'), '0');
+    await hasText(cell('used'), '3');
+    await hasText(cell('remaining'), '7');
+    await visible(page.getByText('No credit grants.'));
+
+    // An amount that is no number is refused beside its field, and nothing is granted.
+    await page.getByRole('button', { name: 'Grant credits' }).click();
+    const amount = page.getByLabel('Amount', { exact: true });
+    await markedInvalid(amount);
+    await describedAs(amount, 'a whole number of units, e.g. 100');
+    // A priority out of range is the API's to refuse, shown beside its field.
+    await amount.fill('5');
+    await page.getByLabel('Priority', { exact: true }).fill('101');
+    await page.getByRole('button', { name: 'Grant credits' }).click();
+    await markedInvalid(page.getByLabel('Priority', { exact: true }));
+    await hasText(cell('granted'), '0');
+
+    expect(await page.getByLabel('Feature', { exact: true }).inputValue()).toBe('calls');
+    await page.getByLabel('Priority', { exact: true }).fill('10');
+    await page.getByLabel('Description', { exact: true }).fill('Support goodwill');
+    await page.getByRole('button', { name: 'Grant credits' }).click();
+    await visible(page.getByText(/^Granted 5 calls \(grant_/));
+    await hasText(cell('granted'), '5');
+    await hasText(cell('used'), '3');
+    await hasText(cell('remaining'), '12');
+    expect(await balances()).toEqual([
+      { feature: 'calls', limit: 10, granted: 5, used: 3, remaining: 12, resetsAt },
+    ]);
+    const grantsOf = async () =>
+      (
+        await server.graphql(
+          `query($appId: ID!, $customerId: ID!) { creditGrants(appId: $appId, customerId: $customerId) {
+            id feature amount remaining priority expiresAt description voidedAt } }`,
+          { appId, customerId },
+          server.adminToken,
+        )
+      ).body.data.creditGrants;
+    const [grant] = await grantsOf();
+    expect(grant).toEqual({
+      id: expect.stringMatching(/^grant_/),
+      feature: 'calls',
+      amount: 5,
+      remaining: 5,
+      priority: 10,
+      expiresAt: null,
+      description: 'Support goodwill',
+      voidedAt: null,
+    });
+    const grantRow = page
+      .getByRole('table', { name: 'Credit grants' })
+      .locator(`tr[data-grant="${grant.id}"]`);
+    await hasText(grantRow, `calls ${grant.id} 5 5 10 never Support goodwill — Void`);
+    await shoot(page, 'customer-balances');
+
+    await page.getByRole('button', { name: `Void grant ${grant.id}` }).click();
+    await containsText(page.getByRole('dialog'), 'Its unspent 5 are removed from the balance now.');
+    await page.getByRole('dialog').getByRole('button', { name: 'Void grant' }).click();
+    await visible(page.getByText(`Grant ${grant.id} voided.`));
+    await hasText(cell('granted'), '0');
+    await hasText(cell('remaining'), '7');
+    await hasCount(page.getByRole('button', { name: `Void grant ${grant.id}` }), 0);
+    expect(await balances()).toEqual([
+      { feature: 'calls', limit: 10, granted: 0, used: 3, remaining: 7, resetsAt },
+    ]);
+    const [voided] = await grantsOf();
+    expect(voided).toMatchObject({ id: grant.id, remaining: 0, voidedAt: expect.any(String) });
+    await hasText(
+      grantRow,
+      `calls ${grant.id} 5 0 10 never Support goodwill ${voided.voidedAt.slice(0, 10)} ${voided.voidedAt.slice(11, 16)} UTC`,
+    );
+
+    // On a phone the page, its tables and the form fit without sideways scrolling.
+    await page.setViewportSize(PHONE);
+    await visible(page.getByRole('button', { name: 'Grant credits' }));
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shoot(page, 'phone-customer-balances');
+  });
+
   it("opens the same pages limited to its app when signed in with the app's API key", async () => {
     const { appId, apiKey } = await server.createApp({
       magicLinkExpiryMinutes: 21,

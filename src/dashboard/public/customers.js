@@ -1,6 +1,8 @@
 // Customers of an app: search by e-mail fragment with pages, and one customer's page with its
-// subscription (cancel, pause, resume), invoices, organizations and entitlements as the API answers them.
+// subscription (cancel, pause, resume), metered balances and credit grants, invoices, organizations and
+// entitlements as the API answers them.
 import { request } from './api.js';
+import { Metering } from './metering.js';
 import {
   DashboardCancelSubscription,
   DashboardCustomer,
@@ -227,6 +229,7 @@ export function CustomerPage({ appId, customerId }) {
           </table></div>`
       }
     </section>
+    <${Metering} appId=${appId} customerId=${customer.id} />
     <${Invoices} appId=${appId} customerId=${customer.id} />
     <${Organizations} appId=${appId} customerId=${customer.id} />
   </section>`;
