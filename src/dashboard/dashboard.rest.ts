@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { type Request, type Response, Router } from 'express';
+import { PROJECT_ROOT } from '../infra/project-root.js';
 
 /**
  * The app dashboard at `/dashboard`: one HTML page and its ES modules, built into dist/dashboard by
@@ -57,18 +57,7 @@ interface Build {
   readonly page: string;
 }
 
-/** The checkout's (or image's) root: this file runs from src/dashboard (tests) or dist/src/dashboard. */
-function findRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above src/dashboard');
-    dir = parent;
-  }
-  return dir;
-}
-
-export const DASHBOARD_BUILD_DIR = path.join(findRoot(), 'dist', 'dashboard');
+export const DASHBOARD_BUILD_DIR = path.join(PROJECT_ROOT, 'dist', 'dashboard');
 
 function listFiles(dir: string, prefix = ''): string[] {
   return readdirSync(dir).flatMap((entry) => {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { type Request, type Response, Router } from 'express';
+import { PROJECT_ROOT } from '../infra/project-root.js';
 import { OPENAPI_PATH } from './service-index.js';
 
 /**
@@ -62,18 +62,7 @@ interface Build {
   readonly page: string;
 }
 
-/** The checkout's (or image's) root: this file runs from src/rest (tests) or dist/src/rest (built). */
-function findRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above src/rest');
-    dir = parent;
-  }
-  return dir;
-}
-
-export const API_REFERENCE_BUILD_DIR = path.join(findRoot(), 'dist', 'api-reference');
+export const API_REFERENCE_BUILD_DIR = path.join(PROJECT_ROOT, 'dist', 'api-reference');
 
 /**
  * Redoc's build (and its gzip form, made at build time) and the start script, read into memory;

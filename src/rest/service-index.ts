@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type RequestHandler, Router } from 'express';
 import type { Config } from '../config.js';
+import { PROJECT_ROOT } from '../infra/project-root.js';
 
 /**
  * What a newcomer's first request finds: `GET /` and `GET /v1` name the service and link to its
@@ -11,23 +11,11 @@ import type { Config } from '../config.js';
  * header is the client's to choose and PUBLIC_BASE_URL may name another front door.
  */
 
-/** The checkout's (or image's) root: this file runs from src/rest (tests) or dist/src/rest (built). */
-function findRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above src/rest');
-    dir = parent;
-  }
-  return dir;
-}
-
-const ROOT = findRoot();
-const PACKAGE = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+const PACKAGE = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
 };
-export const OPENAPI_FILE = path.join(ROOT, 'schema', 'openapi.yaml');
+export const OPENAPI_FILE = path.join(PROJECT_ROOT, 'schema', 'openapi.yaml');
 export const OPENAPI_PATH = '/openapi.yaml';
 
 export interface ServiceIndex {
