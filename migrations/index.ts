@@ -11,6 +11,7 @@ import { Migration20261123042017 } from './Migration20261123042017.js';
 import { Migration20261125110500 } from './Migration20261125110500.js';
 import { Migration20261125112033 } from './Migration20261125112033.js';
 import { Migration20261125120000 } from './Migration20261125120000.js';
+import { Migration20261125193133 } from './Migration20261125193133.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -29,4 +30,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125110500', class: Migration20261125110500 },
   { name: 'Migration20261125112033', class: Migration20261125112033 },
   { name: 'Migration20261125120000', class: Migration20261125120000 },
+  { name: 'Migration20261125193133', class: Migration20261125193133 },
 ];

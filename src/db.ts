@@ -12,6 +12,7 @@ import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
+import { EntitlementSigningKey } from './modules/entitlement-tokens/signing-key.entity.js';
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
@@ -38,6 +39,7 @@ export const ENTITIES = [
   WebhookDelivery,
   WebhookAttempt,
   IdempotencyRecord,
+  EntitlementSigningKey,
 ];
 
 export type Orm = MikroORM;

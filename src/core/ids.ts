@@ -19,7 +19,8 @@ export type IdPrefix =
   | 'we'
   | 'msg'
   | 'whd'
-  | 'wha';
+  | 'wha'
+  | 'etk';
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(20);

@@ -1,5 +1,5 @@
 import { GraphQLDateTimeISO } from 'graphql-scalars';
-import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { ApiKey } from './api-key.entity.js';
 import type { App } from './app.entity.js';
 
@@ -28,6 +28,8 @@ export class AppSettingsType {
   organizationsEnabled!: boolean;
   @Field({ description: 'Lifetime of a customer session token, in seconds' })
   sessionTtlSeconds!: number;
+  @Field(() => Int, { description: 'Lifetime of an entitlement token, in seconds (30–3600)' })
+  entitlementTokenTtlSeconds!: number;
 }
 
 @ObjectType('ApiKey')
@@ -76,6 +78,7 @@ export class AppType {
       trialPaymentMethod: app.trialPaymentMethod as TrialPaymentMethodEnum,
       organizationsEnabled: app.organizationsEnabled,
       sessionTtlSeconds: app.sessionTtlSeconds,
+      entitlementTokenTtlSeconds: app.entitlementTokenTtlSeconds,
     });
     return Object.assign(new AppType(), {
       id: app.id,
@@ -119,6 +122,8 @@ export class AppSettingsInput {
   organizationsEnabled?: boolean;
   @Field({ nullable: true })
   sessionTtlSeconds?: number;
+  @Field(() => Int, { nullable: true })
+  entitlementTokenTtlSeconds?: number;
 }
 
 @InputType('CreateAppInput')

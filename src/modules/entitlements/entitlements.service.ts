@@ -8,6 +8,7 @@ import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
 import { loadEntitledPlan } from '../subscriptions/entitled-plan.js';
 import { featureSchema } from './entitlements.schemas.js';
+import { loadEntitlementsVersion } from './entitlements-version.js';
 
 /** Whose entitlements: a customer's own, or an organization's (shared by its members). */
 export type EntitlementContext = BillingContext;
@@ -34,6 +35,10 @@ function staleBy(change: Change): string[] {
 export interface Entitlements {
   readonly planName: string | null;
   readonly features: Features;
+  /** The entitlement version (`ev`, see entitlements-version.ts); set on every resolved value. */
+  readonly version?: number;
+  /** The id (slug) of the plan the features come from; set on every resolved value. */
+  readonly planId?: string | null;
 }
 
 export interface FeatureCheck {
@@ -116,8 +121,9 @@ export class EntitlementsService {
 
   async #load(context: EntitlementContext): Promise<Entitlements> {
     const plan = await loadEntitledPlan(this.orm.em, context);
+    const { version, planId } = await loadEntitlementsVersion(this.orm.em, context);
     return plan.planName !== null
-      ? Object.freeze({ planName: plan.planName, features: Object.freeze(plan.features) })
-      : NO_ENTITLEMENTS;
+      ? Object.freeze({ planName: plan.planName, features: Object.freeze(plan.features), version, planId })
+      : Object.freeze({ ...NO_ENTITLEMENTS, version, planId: null });
   }
 }
