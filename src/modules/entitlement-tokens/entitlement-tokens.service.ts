@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import type { Clock } from '../../core/clock.js';
-import { NotFoundError } from '../../core/errors.js';
+import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
@@ -94,7 +94,13 @@ export class EntitlementTokensService {
    */
   async issue(principal: Principal, appId: string, body: unknown): Promise<IssuedEntitlementToken> {
     const caller = requireAppPrincipal(principal);
-    if (caller.appId !== appId) throw new NotFoundError('App', appId);
+    if (caller.appId !== appId) {
+      // As the other `/auth` paths answer: a session of another (existing) app is not signed in here.
+      if (caller.kind === 'session') await this.apps.appOrFail(appId);
+      throw caller.kind === 'session'
+        ? new UnauthorizedError('The session token does not belong to this app')
+        : new NotFoundError('App', appId);
+    }
     const context = await billingContextOf(this.orm, caller, body ?? {});
     const entitlements = await this.entitlements.resolve(context);
     const { key, ttlSeconds } = await this.#signingKey(appId);
