@@ -62,6 +62,13 @@ function keyView(row: KeyRow): SigningKeyView {
   };
 }
 
+/**
+ * How long an instance reuses an app's key rows and token lifetime for issuing: a revocation, rotation
+ * or lifetime change made on another instance applies to its tokens within this time (at once on the
+ * instance that made it). Which key signs is still decided at each issuance, from the rows' times.
+ */
+const SIGNING_KEYS_TTL_MS = 1000;
+
 /** The app's keys that are published at `now`: not revoked and not yet retired. */
 const LIVE_KEYS = `
   select id, algorithm, public_jwk, private_key_sealed, created_at, signs_from, retire_at, revoked_at
@@ -77,6 +84,8 @@ const LIVE_KEYS = `
 export class EntitlementTokensService {
   /** Imported private keys by kid (a key row never changes its key material). */
   readonly #privateKeys = new Map<string, Promise<CryptoKey>>();
+  /** Per app: its live key rows and token lifetime as last read (see SIGNING_KEYS_TTL_MS). */
+  readonly #signing = new Map<string, { until: number; rows: KeyRow[]; ttlSeconds: number }>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -172,7 +181,9 @@ export class EntitlementTokensService {
         'all',
         tx,
       );
-      return keyView(await this.#createKey(id, signsFrom, tx));
+      const created = keyView(await this.#createKey(id, signsFrom, tx));
+      this.#signing.delete(id);
+      return created;
     });
   }
 
@@ -188,6 +199,7 @@ export class EntitlementTokensService {
     );
     if (!rows[0]) throw new NotFoundError('Signing key', String(kid));
     this.#privateKeys.delete(rows[0].id);
+    this.#signing.delete(id);
     return keyView(rows[0]);
   }
 
@@ -202,19 +214,30 @@ export class EntitlementTokensService {
    */
   async #signingKey(appId: string): Promise<{ key: KeyRow; ttlSeconds: number }> {
     const now = this.clock.now();
-    const rows = await this.orm.em.getConnection().execute<(KeyRow & { ttl: number })[]>(
-      `select a.entitlement_token_ttl_seconds as ttl, k.*
-         from app a
-         left join lateral (${LIVE_KEYS.replace('app_id = ?', 'app_id = a.id')}) k on true
-        where a.id = ?`,
-      [now, appId],
-    );
-    if (!rows[0]) throw new NotFoundError('App', appId);
-    const ttlSeconds = rows[0].ttl;
-    const live = rows.filter((r) => r.id !== null);
-    const current = live.filter((r) => new Date(r.signs_from).getTime() <= now.getTime()).at(-1) ?? live[0];
-    if (current) return { key: current, ttlSeconds };
-    return { key: await this.#firstKey(appId), ttlSeconds };
+    let cached = this.#signing.get(appId);
+    if (!cached || cached.until <= Date.now()) {
+      const rows = await this.orm.em.getConnection().execute<(KeyRow & { ttl: number })[]>(
+        `select a.entitlement_token_ttl_seconds as ttl, k.*
+           from app a
+           left join lateral (${LIVE_KEYS.replace('app_id = ?', 'app_id = a.id')}) k on true
+          where a.id = ?`,
+        [now, appId],
+      );
+      if (!rows[0]) throw new NotFoundError('App', appId);
+      cached = {
+        until: Date.now() + SIGNING_KEYS_TTL_MS,
+        rows: rows.filter((r) => r.id !== null),
+        ttlSeconds: rows[0].ttl,
+      };
+      if (this.#signing.size >= 10_000) this.#signing.clear();
+      this.#signing.set(appId, cached);
+    }
+    const at = now.getTime();
+    const live = cached.rows.filter((r) => r.retire_at === null || new Date(r.retire_at).getTime() > at);
+    const current = live.filter((r) => new Date(r.signs_from).getTime() <= at).at(-1) ?? live[0];
+    if (current) return { key: current, ttlSeconds: cached.ttlSeconds };
+    this.#signing.delete(appId);
+    return { key: await this.#firstKey(appId), ttlSeconds: cached.ttlSeconds };
   }
 
   /** Makes the app's first live key, serialized on the app row so concurrent first tokens share one. */
