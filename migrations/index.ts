@@ -11,6 +11,9 @@ import { Migration20261123042017 } from './Migration20261123042017.js';
 import { Migration20261125110500 } from './Migration20261125110500.js';
 import { Migration20261125112033 } from './Migration20261125112033.js';
 import { Migration20261125120000 } from './Migration20261125120000.js';
+import { Migration20261125181650 } from './Migration20261125181650.js';
+import { Migration20261125181833 } from './Migration20261125181833.js';
+import { Migration20261125181853 } from './Migration20261125181853.js';
 import { Migration20261125193133 } from './Migration20261125193133.js';
 
 /**
@@ -30,5 +33,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125110500', class: Migration20261125110500 },
   { name: 'Migration20261125112033', class: Migration20261125112033 },
   { name: 'Migration20261125120000', class: Migration20261125120000 },
+  { name: 'Migration20261125181650', class: Migration20261125181650 },
+  { name: 'Migration20261125181833', class: Migration20261125181833 },
+  { name: 'Migration20261125181853', class: Migration20261125181853 },
   { name: 'Migration20261125193133', class: Migration20261125193133 },
 ];

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { unwrapResolverError } from '@apollo/server/errors';
 import { RequestContext } from '@mikro-orm/core';
 import express, {
   type Express,
@@ -13,13 +14,14 @@ import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
 import { dashboardRouter } from './dashboard/dashboard.rest.js';
 import { connectionPool, databaseReady } from './db.js';
+import { createGraphQLServer, graphqlHandler } from './graphql/apollo.js';
 import { shareConnectionsPerRequest, withConnectionShare } from './graphql/connection-share.js';
 import { createGraphQLContext, type GraphQLContext } from './graphql/context.js';
 import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimit, depthLimitRule } from './graphql/hardening.js';
-import { graphqlHttpHandler, unwrapResolverError } from './graphql/http.js';
 import { inputValuesCheck } from './graphql/input-values.js';
+import { keepPersistedQuery, PersistedQueryStore, persistedQueries } from './graphql/persisted-queries.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { createResolverContainer, getSchema } from './graphql-schema.js';
 import { redactUrl } from './infra/logger.js';
@@ -183,21 +185,41 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
   const hideSuggestions = !deps.config.graphql.introspection;
   shareConnectionsPerRequest(await connectionPool(deps.orm));
   const resolvers = createResolverContainer(services);
-  const graphql = graphqlHttpHandler<GraphQLContext>({
+  // The response of each operation, so a database outage met by a resolver reaches the access log. Keyed
+  // by the request's own logger: Apollo hands plugins a copy of the context object built here.
+  const responses = new WeakMap<GraphQLContext['log'], Response>();
+  const apollo = await createGraphQLServer<GraphQLContext>({
     schema: await getSchema(),
     introspection: deps.config.graphql.introspection,
+    // Pre-validation hook points: `validationRules` run in Apollo's validation, after graphql-js's own;
+    // `checks` see the resolved operation and its variables before it runs.
     validationRules: [depthLimitRule(limits.maxDepth)],
+    checks: [complexityLimit((context) => budgetOf(limits, context.principal)), inputValuesCheck],
     hideSuggestions,
     formatError: createFormatError(deps.logger, { hideSuggestions }),
-    context: (req) => createGraphQLContext(req, resolvers),
-    checks: [complexityLimit((context) => budgetOf(limits, context.principal)), inputValuesCheck],
-    onErrors: noteOutageOfErrors,
+    logger: deps.logger,
+    onErrors: (errors, context) => {
+      const res = responses.get(context.log);
+      if (res) noteOutageOfErrors(errors, res);
+    },
   });
-  // Cheap refusals first (size, aliases, spreads), then a turn among the credential's requests, then
-  // the GraphQL handler with a capped share of the connection pool.
+  const persisted = new PersistedQueryStore();
+  const graphql = graphqlHandler(
+    apollo,
+    (req, res) => {
+      const context = createGraphQLContext(req, resolvers);
+      responses.set(context.log, res);
+      return context;
+    },
+    keepPersistedQuery(persisted),
+  );
+  // A persisted query's hash becomes its text first, so everything after sees the text. Then cheap
+  // refusals (size, aliases, spreads), then a turn among the credential's requests, then Apollo with a
+  // capped share of the connection pool.
   app.use(
     '/graphql',
     noteMount,
+    persistedQueries(persisted),
     documentLimits(limits),
     // Ahead of the per-credential turns, so repeats waiting for a first answer hold no turn.
     idempotencyMiddleware(services.idempotency, 'graphql'),

@@ -10,10 +10,14 @@ import { App } from './modules/apps/app.entity.js';
 import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
 import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
+import { OpenCheckout } from './modules/checkout/open-checkout.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
+import { CustomerSubjects } from './modules/customers/customer-subjects.subscriber.js';
 import { EntitlementSigningKey } from './modules/entitlement-tokens/signing-key.entity.js';
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
+import { CreditBucket } from './modules/metering/credit-bucket.entity.js';
+import { UsageRecord } from './modules/metering/usage-record.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
 import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
@@ -39,6 +43,9 @@ export const ENTITIES = [
   WebhookDelivery,
   WebhookAttempt,
   IdempotencyRecord,
+  CreditBucket,
+  UsageRecord,
+  OpenCheckout,
   EntitlementSigningKey,
 ];
 
@@ -52,6 +59,8 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     entities: ENTITIES,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
+    // Every customer a request touches is noted as one of its subjects (src/core/subjects.ts).
+    subscribers: [new CustomerSubjects()],
     // A forgotten request context must fail loudly rather than share one identity map between requests.
     allowGlobalContext: false,
     forceUtcTimezone: true,

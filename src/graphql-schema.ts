@@ -11,6 +11,7 @@ import { EntitlementTokensResolver } from './modules/entitlement-tokens/entitlem
 import { EntitlementsResolver } from './modules/entitlements/entitlements.resolver.js';
 import { CustomerErasureResolver } from './modules/erasure/customer-erasure.resolver.js';
 import { InvoicesResolver } from './modules/invoices/invoices.resolver.js';
+import { MeteringResolver } from './modules/metering/metering.resolver.js';
 import { OrganizationsResolver } from './modules/organizations/organizations.resolver.js';
 import { PlansResolver } from './modules/plans/plans.resolver.js';
 import { FIELD_LIMITS } from './modules/rate-limits/field-limits.js';
@@ -33,6 +34,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   EntitlementsResolver,
   EntitlementTokensResolver,
   InvoicesResolver,
+  MeteringResolver,
   OrganizationsResolver,
   CustomerSubscriptionsResolver,
   SubscriptionLifecycleResolver,
@@ -53,6 +55,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [AuthResolver, new AuthResolver(services.magicLinks, services.sessions)],
     [CheckoutResolver, new CheckoutResolver(services.checkout)],
     [CouponsResolver, new CouponsResolver(services.coupons)],
+    [MeteringResolver, new MeteringResolver(services.metering)],
     [CustomersResolver, new CustomersResolver(services.customers)],
     [CustomerErasureResolver, new CustomerErasureResolver(services.customerErasure)],
     [EntitlementsResolver, new EntitlementsResolver(services.entitlements)],

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import type { Clock } from './core/clock.js';
+import { connectionPool } from './db.js';
 import { ChangeFeed } from './infra/change-feed.js';
 import type { JobQueue } from './infra/job-queue.js';
 import type { Logger } from './infra/logger.js';
@@ -19,6 +20,9 @@ import { CustomerErasureService } from './modules/erasure/customer-erasure.servi
 import { WebhookPayloadEraser } from './modules/erasure/webhook-payload-eraser.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { InvoicesService } from './modules/invoices/invoices.service.js';
+import { BalanceReader } from './modules/metering/balance-reader.js';
+import { MeteringService } from './modules/metering/metering.service.js';
+import { MeteringEraser } from './modules/metering/metering-eraser.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
 import { PlansService } from './modules/plans/plans.service.js';
@@ -75,6 +79,8 @@ export interface Services {
   readonly idempotency: IdempotencyService;
   readonly invoices: InvoicesService;
   readonly magicLinks: MagicLinksService;
+  /** Metered features: consumption, refunds, grants and live balances. */
+  readonly metering: MeteringService;
   readonly organizations: OrganizationsService;
   readonly plans: PlansService;
   readonly providerNotifications: ProviderNotificationsService;
@@ -103,7 +109,8 @@ export function createServices(deps: Deps): Services {
     },
     metrics?.feed,
   );
-  const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'));
+  const balances = new BalanceReader(deps.orm, deps.clock);
+  const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'), balances);
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
   const outboundEvents = new OutboundEvents(deps.jobs, deps.clock, deps.logger);
@@ -135,6 +142,7 @@ export function createServices(deps: Deps): Services {
     // The outbound webhooks come last: they erase stored payloads, then record customer.deleted.
     customerErasure: new CustomerErasureService(deps.orm, organizations, subscriptionLifecycle, [
       idempotency,
+      new MeteringEraser(),
       new WebhookPayloadEraser(outboundEvents),
     ]),
     entitlements,
@@ -159,6 +167,9 @@ export function createServices(deps: Deps): Services {
       sessions,
       entitlements,
     }),
+    metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents, () =>
+      connectionPool(deps.orm),
+    ),
     organizations,
     plans: new PlansService(deps.orm, deps.payments, outboundEvents),
     providerNotifications: new ProviderNotificationsService(

@@ -20,6 +20,9 @@ export type IdPrefix =
   | 'msg'
   | 'whd'
   | 'wha'
+  | 'bkt'
+  | 'grant'
+  | 'use'
   | 'etk';
 
 export function newId(prefix: IdPrefix): string {

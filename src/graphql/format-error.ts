@@ -1,7 +1,7 @@
-import type { GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { asDomainError, assertUnreachable, type ErrorCode, statusOf } from '../core/errors.js';
 import type { Logger } from '../infra/logger.js';
-import { unwrapResolverError } from './http.js';
 
 /** GraphQL `extensions.code` of each domain error code (exhaustive: a new code must be mapped here). */
 export function graphqlCodeOf(code: ErrorCode): string {
@@ -30,7 +30,7 @@ export function graphqlCodeOf(code: ErrorCode): string {
   }
 }
 
-/** The GraphQL handler's codes for requests that never reached a resolver (src/graphql/http.ts). */
+/** Apollo's codes for requests that never reached a resolver (and the persisted-query ones, src/graphql/persisted-queries.ts). */
 const CLIENT_ERROR_CODES = new Set([
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',
@@ -86,14 +86,26 @@ export function createFormatError(log: Logger, options: FormatErrorOptions = {})
         message: options.hideSuggestions ? formatted.message.replace(SUGGESTION, '') : formatted.message,
         locations: formatted.locations,
         path: formatted.path,
-        extensions: { code, statusCode: 400 },
+        extensions: { code, statusCode: httpStatusOf(error) ?? 400 },
       };
     }
     log.error({ err: original }, 'unhandled GraphQL error');
+    // Before execution (a failed context, a plugin's bug) Apollo answers these with 500 too; a resolver's
+    // bug is one error beside the data, in a 200.
     return {
       message: 'Internal server error',
       path: formatted.path,
       extensions: { code: 'INTERNAL_SERVER_ERROR', statusCode: 500 },
     };
   };
+}
+
+/**
+ * The HTTP status Apollo answers a request error with (`extensions.http.status`: 405 for a GET mutation,
+ * 415 for a GET with a content type, …), so `statusCode` says the same as the response.
+ */
+function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof GraphQLError)) return undefined;
+  const http = error.extensions.http as { status?: unknown } | undefined;
+  return typeof http?.status === 'number' ? http.status : undefined;
 }

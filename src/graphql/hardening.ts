@@ -16,7 +16,7 @@ import {
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
-import type { ResolvedOperation } from './http.js';
+import type { ResolvedOperation } from './apollo.js';
 
 /** Deepest selection nesting an operation may have below its data fields. */
 export const MAX_DEPTH = 10;

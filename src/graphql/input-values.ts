@@ -5,7 +5,7 @@ import {
   type InputProblem,
   textProblem,
 } from '../core/validation.js';
-import type { ResolvedOperation } from './http.js';
+import type { ResolvedOperation } from './apollo.js';
 
 /**
  * The first argument value written in the document that PostgreSQL or JSON cannot take: a string with

@@ -60,7 +60,7 @@ export class ShapeCache {
   }
 }
 
-/** The answer GraphQL itself gives to a request it refuses before execution (src/graphql/http.ts). */
+/** The answer GraphQL itself gives to a request it refuses before execution (src/graphql/apollo.ts). */
 function refuse(res: Response, code: string, message: string): void {
   res.setHeader('Cache-Control', 'no-store');
   res.status(400).json({ errors: [{ message, extensions: { code, statusCode: 400 } }] });

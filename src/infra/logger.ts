@@ -61,25 +61,29 @@ function loadPretty(): PrettyFactory | undefined {
 }
 
 /**
- * A query parameter is secret when its decoded name, lower-cased and stripped of everything but letters,
- * contains one of these words, so `token`, `Token[]`, `%74oken`, `api-key`, `x_api_key[0]` and
- * `magicLinkToken` all are. Broad on purpose: over-redacting a log line costs nothing.
+ * The query parameters whose values a logged URL shows, by their decoded name exactly as the app reads
+ * it: paging and ids, which hold no personal value. Every other parameter's value is redacted, whatever
+ * its name (`email`, `token`, `redirect`, a GraphQL GET's `variables`, one nobody reads): an access log
+ * line outlives a customer's erasure, so it must never have held the customer's data.
  */
-const SECRET_NAME = /token|key|secret|passw|signature|auth|credential|session|cookie/;
+export const LOGGED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
+  'limit',
+  'offset',
+  'starting_after',
+  'ending_before',
+  'appId',
+  'customerId',
+  'organizationId',
+]);
+
+/** A parameter name that may be logged as sent (its value redacted): a short plain identifier. */
+const PLAIN_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}(\[[A-Za-z0-9_]{0,16}\])?$/;
 
 /** Tollgate's own secrets (API keys, session and magic-link tokens, the admin token), wherever they appear. */
 const SECRET_VALUE = /tg_[a-z]+_[A-Za-z0-9_-]+/;
 
-/** What replaces a secret in a logged URL (percent-encoded, as the rest of the URL is). */
+/** What replaces a redacted value in a logged URL (percent-encoded, as the rest of the URL is). */
 const REDACTED = '%5Bredacted%5D';
-
-function secretName(name: string): boolean {
-  return SECRET_NAME.test(
-    decode(name)
-      .toLowerCase()
-      .replace(/[^a-z]/g, ''),
-  );
-}
 
 function secretValue(text: string): boolean {
   return SECRET_VALUE.test(decode(text));
@@ -91,10 +95,10 @@ function decode(text: string): string {
 }
 
 /**
- * The URL as it may be logged: every query parameter whose name looks secret gets `[redacted]` as its
- * value, whatever its spelling (case, percent-encoding, `[]` suffixes, repeats); a parameter or path
- * holding one of Tollgate's secrets under any name is replaced too. Names and values are compared
- * decoded, as the app reads them.
+ * The URL as it may be logged: only the parameters of `LOGGED_QUERY_PARAMETERS` keep their values; every
+ * other one gets `[redacted]` as its value, and its name too unless that is a plain identifier (a name
+ * may itself carry a value: `?ada@example.com`). A path or allowed value holding one of Tollgate's
+ * secrets is replaced too. Names and values are compared decoded, as the app reads them.
  */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
@@ -109,9 +113,11 @@ export function redactUrl(url: string): string {
     .map((part) => {
       const eq = part.indexOf('=');
       const name = eq === -1 ? part : part.slice(0, eq);
-      if (secretValue(name)) return REDACTED;
-      if (eq === -1) return part;
-      return secretName(name) || secretValue(part.slice(eq + 1)) ? `${name}=${REDACTED}` : part;
+      const decodedName = decode(name);
+      if (eq !== -1 && LOGGED_QUERY_PARAMETERS.has(decodedName) && !secretValue(part.slice(eq + 1)))
+        return part;
+      if (part === '') return part;
+      return PLAIN_NAME.test(decodedName) && !secretValue(name) ? `${name}=${REDACTED}` : REDACTED;
     });
   return `${safePath}?${query.join('&')}`;
 }

@@ -9,6 +9,7 @@ import { entitlementTokensRouter } from '../modules/entitlement-tokens/entitleme
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import { customerErasureRouter } from '../modules/erasure/customer-erasure.rest.js';
 import { invoicesRouter } from '../modules/invoices/invoices.rest.js';
+import { meteringRouter } from '../modules/metering/metering.rest.js';
 import { organizationsRouter } from '../modules/organizations/organizations.rest.js';
 import { subscriptionLifecycleRouter } from '../modules/subscriptions/subscription-lifecycle.rest.js';
 import { subscriptionReconcileRouter } from '../modules/subscriptions/subscription-reconcile.rest.js';
@@ -30,6 +31,7 @@ export function v1Router(services: Services): Router {
     customerErasureRouter(services.customerErasure),
     entitlementsRouter(services.entitlements),
     entitlementTokensRouter(services.entitlementTokens),
+    meteringRouter(services.metering),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
     subscriptionsRouter(services.subscriptions, services.subscriptionHistory),
     invoicesRouter(services.invoices),

@@ -1,4 +1,4 @@
-import { invalid } from './errors.js';
+import { invalid, missing } from './errors.js';
 import { now, randomId } from './objects.js';
 import { allow, arr, bool, int, mergeMetadata, num, type Obj, obj, type Params, str } from './parameters.js';
 import { type Emulation, findOrFail, listPage } from './state.js';
@@ -58,14 +58,39 @@ export function createCoupon(em: Emulation, params: Params): Obj {
 /** `valid` is derived: a coupon past `redeem_by` or out of redemptions cannot be applied. */
 function couponView(coupon: Obj): Obj {
   const valid =
+    !coupon._deleted &&
     (coupon.redeem_by === null || coupon.redeem_by > now()) &&
     (coupon.max_redemptions === null || coupon.times_redeemed < coupon.max_redemptions);
   coupon.valid = valid;
   return coupon;
 }
 
+/** `GET /v1/coupons`. */
+export function listCoupons(em: Emulation, params: Params): Obj {
+  allow(params, ['created', 'limit', 'starting_after', 'ending_before']);
+  const live = Object.values(em.state.coupons).filter((c) => !c._deleted);
+  return listPage('/v1/coupons', live.map(couponView), params);
+}
+
+/**
+ * `DELETE /v1/coupons/:id`: no new redemptions; discounts already applied keep working, as at Stripe
+ * (the emulator keeps the coupon for them, out of the API's reach).
+ */
+export function deleteCoupon(em: Emulation, id: string): Obj {
+  const coupon = couponOrFail(em, id);
+  coupon._deleted = true;
+  coupon.valid = false;
+  em.emit('coupon.deleted', publicCoupon(coupon));
+  return { id, object: 'coupon', deleted: true };
+}
+
+const publicCoupon = (coupon: Obj): Obj =>
+  Object.fromEntries(Object.entries(coupon).filter(([k]) => !k.startsWith('_')));
+
 export function couponOrFail(em: Emulation, id: string, param = 'id'): Obj {
-  return couponView(findOrFail('coupon', em.state.coupons, id, param));
+  const coupon = findOrFail('coupon', em.state.coupons, id, param);
+  if (coupon._deleted) throw missing('coupon', id, param);
+  return couponView(coupon);
 }
 
 export function createPromotionCode(em: Emulation, params: Params): Obj {
@@ -115,20 +140,6 @@ export function createPromotionCode(em: Emulation, params: Params): Obj {
   return promotionCode;
 }
 
-/** Promotion codes with `promotion.coupon` expanded, as callers that check restrictions need it. */
-function promotionCodeView(em: Emulation, promotionCode: Obj, expand: unknown): Obj {
-  const wanted = Array.isArray(expand)
-    ? expand.map(String)
-    : typeof expand === 'object' && expand
-      ? Object.values(expand).map(String)
-      : [];
-  if (!wanted.some((e) => e.endsWith('promotion.coupon'))) return promotionCode;
-  return {
-    ...promotionCode,
-    promotion: { ...promotionCode.promotion, coupon: couponOrFail(em, promotionCode.promotion.coupon) },
-  };
-}
-
 export function listPromotionCodes(em: Emulation, params: Params): Obj {
   allow(params, ['code', 'active', 'coupon', 'customer', 'limit', 'starting_after']);
   const code = str(params, 'code');
@@ -140,17 +151,16 @@ export function listPromotionCodes(em: Emulation, params: Params): Obj {
       (active === undefined || p.active === active) &&
       (coupon === undefined || p.promotion.coupon === coupon),
   );
-  const page = listPage('/v1/promotion_codes', items, params);
-  return { ...page, data: page.data.map((p: Obj) => promotionCodeView(em, p, params.expand)) };
+  return listPage('/v1/promotion_codes', items, params);
 }
 
 export function promotionCodeOrFail(em: Emulation, id: string, param = 'id'): Obj {
   return findOrFail('promotion code', em.state.promotionCodes, id, param);
 }
 
-/** `GET /v1/promotion_codes/:id`, honouring `expand`. */
-export function retrievePromotionCode(em: Emulation, id: string, params: Params): Obj {
-  return promotionCodeView(em, promotionCodeOrFail(em, id), params.expand);
+/** `GET /v1/promotion_codes/:id`. */
+export function retrievePromotionCode(em: Emulation, id: string): Obj {
+  return promotionCodeOrFail(em, id);
 }
 
 export function updatePromotionCode(em: Emulation, id: string, params: Params): Obj {

@@ -1,6 +1,9 @@
+import { missing } from './errors.js';
 import { now, randomId } from './objects.js';
 import { allow, mergeMetadata, type Obj, obj, type Params, str } from './parameters.js';
+import { searchPage } from './search.js';
 import { type Emulation, findOrFail, listPage } from './state.js';
+import { endSubscription } from './subscriptions.js';
 
 /** `/v1/customers`: created by the API or by paying on the checkout page. */
 
@@ -51,8 +54,46 @@ export function newCustomer(em: Emulation, fields: Obj): Obj {
   return customer;
 }
 
+/** A customer that exists (not deleted), or Stripe's 404. */
 export function customerOrFail(em: Emulation, id: string, param = 'id'): Obj {
-  return findOrFail('customer', em.state.customers, id, param);
+  const customer = findOrFail('customer', em.state.customers, id, param);
+  if (customer.deleted) throw missing('customer', id, param);
+  return customer;
+}
+
+/** `GET /v1/customers/:id`: a deleted customer answers as Stripe's deleted object. */
+export function retrieveCustomer(em: Emulation, id: string): Obj {
+  return findOrFail('customer', em.state.customers, id);
+}
+
+/**
+ * `DELETE /v1/customers/:id`: Stripe cancels the customer's subscriptions at once and keeps only the
+ * deleted object (`{ id, object, deleted: true }`).
+ */
+export function deleteCustomer(em: Emulation, id: string): Obj {
+  const customer = customerOrFail(em, id);
+  for (const subscription of Object.values(em.state.subscriptions)) {
+    if (subscription.customer === id && subscription.status !== 'canceled') endSubscription(em, subscription);
+  }
+  for (const method of Object.values(em.state.paymentMethods)) {
+    if (method.customer === id) method.customer = null;
+  }
+  const deleted = { id, object: 'customer', deleted: true };
+  em.state.customers[id] = deleted;
+  em.emit('customer.deleted', customer);
+  return deleted;
+}
+
+/** `GET /v1/customers/search`. */
+export function searchCustomers(em: Emulation, params: Params): Obj {
+  const live = Object.values(em.state.customers).filter((c) => !c.deleted);
+  return searchPage(
+    '/v1/customers/search',
+    'customers',
+    ['email', 'name', 'phone', 'metadata', 'created'],
+    live,
+    params,
+  );
 }
 
 export function updateCustomer(em: Emulation, id: string, params: Params): Obj {
@@ -68,8 +109,10 @@ export function updateCustomer(em: Emulation, id: string, params: Params): Obj {
 }
 
 export function listCustomers(em: Emulation, params: Params): Obj {
-  allow(params, ['email', 'limit', 'starting_after']);
+  allow(params, ['email', 'created', 'limit', 'starting_after', 'ending_before']);
   const email = str(params, 'email');
-  const items = Object.values(em.state.customers).filter((c) => email === undefined || c.email === email);
+  const items = Object.values(em.state.customers).filter(
+    (c) => !c.deleted && (email === undefined || c.email === email),
+  );
   return listPage('/v1/customers', items, params);
 }

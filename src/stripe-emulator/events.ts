@@ -1,5 +1,6 @@
+import { invalid } from './errors.js';
 import { now, randomId } from './objects.js';
-import type { Obj, Params } from './parameters.js';
+import { allow, arr, type Obj, type Params, str } from './parameters.js';
 import { type Emulation, findOrFail, listPage } from './state.js';
 
 /** Stripe's API version the emulated objects follow: the one of the `stripe` SDK in use. */
@@ -22,8 +23,19 @@ export function newEvent(type: string, object: Obj, previous: Obj | undefined, p
   };
 }
 
+/** `GET /v1/events`: `type` may end in `*` (`customer.subscription.*`); `types` is a list of exact types. */
 export function listEvents(em: Emulation, params: Params): Obj {
-  return listPage('/v1/events', Object.values(em.state.events), params);
+  allow(params, ['type', 'types', 'created', 'delivery_success', 'limit', 'starting_after', 'ending_before']);
+  const type = str(params, 'type');
+  const types = params.types === undefined ? undefined : arr(params, 'types').map(String);
+  if (type !== undefined && types !== undefined)
+    throw invalid('You may only specify one of these parameters: type, types.', 'types');
+  const typeMatches = (t: string) =>
+    type === undefined || (type.endsWith('*') ? t.startsWith(type.slice(0, -1)) : t === type);
+  const items = Object.values(em.state.events).filter(
+    (e) => typeMatches(e.type) && (types === undefined || types.includes(e.type)),
+  );
+  return listPage('/v1/events', items, params);
 }
 
 export function eventOrFail(em: Emulation, id: string): Obj {

@@ -1,9 +1,10 @@
 import type { Request, Response } from 'express';
-import { completeCheckout } from './checkout.js';
+import { completeCheckout, dueAtCheckout } from './checkout.js';
 import { type CheckoutPageView, renderCheckoutPage } from './checkout-page.js';
 import { discountCoupon, discounted } from './coupons.js';
-import { now, randomId } from './objects.js';
+import { now } from './objects.js';
 import type { Obj } from './parameters.js';
+import { newCardPaymentMethod } from './payment-methods.js';
 import type { Emulation } from './state.js';
 
 /**
@@ -19,9 +20,15 @@ function checkoutView(em: Emulation, stored: Obj, form: Obj, error: string | nul
   const product = em.state.products[price.product];
   const trialDays: number = stored._subscription_data.trial_period_days;
   const discount = stored.discounts[0] ?? null;
-  const amount = (discounted(em, price.unit_amount * stored._line.quantity, discount) / 100).toFixed(2);
-  const interval =
-    price.recurring.interval_count > 1
+  const lines: Obj[] = stored._lines ?? [stored._line];
+  const subtotal = lines.reduce(
+    (sum, line) => sum + dueAtCheckout(em.state.prices[line.price]!, line.quantity),
+    0,
+  );
+  const amount = (discounted(em, subtotal, discount) / 100).toFixed(2);
+  const interval = !price.recurring
+    ? null
+    : price.recurring.interval_count > 1
       ? `${price.recurring.interval_count} ${price.recurring.interval}s`
       : price.recurring.interval;
   const promotionCode = discount?.promotion_code
@@ -38,7 +45,7 @@ function checkoutView(em: Emulation, stored: Obj, form: Obj, error: string | nul
   return {
     sessionId: stored.id,
     productName: product?.name ?? 'Subscription',
-    amountLabel: `${amount} ${String(price.currency).toUpperCase()} / ${interval}`,
+    amountLabel: `${amount} ${String(price.currency).toUpperCase()}${interval ? ` / ${interval}` : ''}`,
     trialDays,
     discountLabel: coupon
       ? `${promotionCode?.code ?? coupon.id} (${coupon.percent_off !== null ? `${coupon.percent_off}% off` : `${(coupon.amount_off / 100).toFixed(2)} off`})`
@@ -46,7 +53,9 @@ function checkoutView(em: Emulation, stored: Obj, form: Obj, error: string | nul
     email: customer?.email ?? stored.customer_email ?? form.email ?? null,
     askEmail: !customer && !stored.customer_email,
     askCard:
-      stored.payment_method_collection === 'always' || stored._subscription_data.trial_period_days === 0,
+      stored.mode === 'payment' ||
+      stored.payment_method_collection === 'always' ||
+      stored._subscription_data.trial_period_days === 0,
     askAddress: stored.billing_address_collection === 'required',
     cancelUrl: stored.cancel_url,
     error,
@@ -100,7 +109,10 @@ export function submitCheckoutPage(em: Emulation, req: Request, res: Response): 
       fail(402, 'Your card was declined.');
       return;
     }
-    paymentMethod = randomId('pm_', 24);
+    paymentMethod = newCardPaymentMethod(em, card, {
+      email: text('email') || null,
+      name: text('name') || null,
+    }).id;
   }
   let address: Obj | null = null;
   if (view.askAddress) {

@@ -2,8 +2,9 @@ import type { Request, Response } from 'express';
 import { escapeHtml } from '../core/html.js';
 import { PORTAL_SESSION_TTL_S, portalFeatures } from './billing-portal.js';
 import { StripeApiError } from './errors.js';
-import { now, randomId } from './objects.js';
+import { now } from './objects.js';
 import type { Obj } from './parameters.js';
+import { attachPaymentMethod, newCardPaymentMethod } from './payment-methods.js';
 import type { Emulation } from './state.js';
 import { cancelSubscription, replacePaymentMethod, updateSubscription } from './subscriptions.js';
 
@@ -203,8 +204,9 @@ export function submitPortalCard(em: Emulation, req: Request, res: Response): vo
     const card = String(form.card_number ?? '').replace(/[\s-]/g, '');
     if (!/^\d{12,19}$/.test(card)) return { status: 400, error: 'Your card number is incomplete.' };
     if (card === '4000000000000002') return { status: 402, error: 'Your card was declined.' };
-    const paymentMethod = randomId('pm_', 24);
     const customer = em.state.customers[session.customer]!;
+    const paymentMethod = newCardPaymentMethod(em, card, { email: customer.email, name: customer.name }).id;
+    attachPaymentMethod(em, paymentMethod, customer.id);
     customer.invoice_settings.default_payment_method = paymentMethod;
     em.emit('customer.updated', customer, {
       invoice_settings: { ...customer.invoice_settings, default_payment_method: null },

@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { StripeApiError } from './errors.js';
 import { EMULATOR_API_VERSION } from './events.js';
+import { expand, expandPaths, publicView } from './expand.js';
 import { randomId } from './objects.js';
 import type { Obj, Params } from './parameters.js';
 import { showCheckoutPage, submitCheckoutPage } from './pay-page.js';
@@ -14,7 +15,7 @@ import type { Emulation } from './state.js';
  */
 export function createEmulatorApp(em: Emulation) {
   /** Responses by `<api key>:<Idempotency-Key>`, replayed on a retried request. */
-  const idempotent = new Map<string, { status: number; body: Obj }>();
+  const idempotent = new Map<string, IdempotentAnswer>();
 
   const app = express();
   app.disable('x-powered-by');
@@ -43,8 +44,7 @@ export function createEmulatorApp(em: Emulation) {
   app.use('/_emulator', mount(HELPER_ROUTES));
 
   app.use((req: Request, res: Response) => {
-    const error = new StripeApiError(404, `Unrecognized request URL (${req.method}: ${req.path}).`);
-    res.status(404).json(error.body);
+    res.status(404).json(unrecognized(req).body);
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = (err as { status?: number }).status ?? 500;
@@ -55,6 +55,37 @@ export function createEmulatorApp(em: Emulation) {
     res.status(error.status).json(error.body);
   });
   return app;
+}
+
+/** Stripe's answer to a method and path it has no endpoint for (the emulator answers it for what it does not emulate). */
+function unrecognized(req: Request): StripeApiError {
+  return new StripeApiError(
+    404,
+    `Unrecognized request URL (${req.method}: ${req.path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
+  );
+}
+
+/** A first answer under an idempotency key, with what the request was, to refuse the key's reuse for another. */
+interface IdempotentAnswer {
+  readonly endpoint: string;
+  readonly fingerprint: string;
+  readonly status: number;
+  readonly body: Obj;
+}
+
+/** The same parameters however they were ordered on the wire. */
+function fingerprint(params: Params): string {
+  const canonical = (value: unknown): unknown =>
+    value && typeof value === 'object'
+      ? Array.isArray(value)
+        ? value.map(canonical)
+        : Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((k) => [k, canonical((value as Params)[k])]),
+          )
+      : value;
+  return JSON.stringify(canonical(params));
 }
 
 /** Like stripe-mock: any test-mode secret key is accepted; live keys and missing keys are refused. */
@@ -74,19 +105,37 @@ function authenticate(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
-/** Runs one route: replays a retried idempotent request, saves after a change, answers Stripe's errors. */
+/**
+ * Runs one route: replays a retried idempotent request (refusing the key for other parameters, as Stripe
+ * does), expands what `expand` names, saves after a change, answers Stripe's errors.
+ */
 function handle(
   em: Emulation,
-  idempotent: Map<string, { status: number; body: Obj }>,
+  idempotent: Map<string, IdempotentAnswer>,
   req: Request,
   res: Response,
   route: Route,
 ): void {
   const mutating = req.method !== 'GET';
+  const params = { ...(req.query as Params), ...((req.body ?? {}) as Params) };
   const idempotencyKey = mutating ? req.get('idempotency-key') : undefined;
   const cacheKey = idempotencyKey ? `${req.headers['x-emulator-key']}:${idempotencyKey}` : undefined;
+  const endpoint = `${req.method} ${req.baseUrl}${req.path}`;
+  const print = fingerprint(params);
+  res.setHeader('Request-Id', randomId('req_', 14));
+  res.setHeader('Stripe-Version', EMULATOR_API_VERSION);
   const cached = cacheKey ? idempotent.get(cacheKey) : undefined;
   if (cached) {
+    const problem =
+      cached.endpoint !== endpoint
+        ? `Keys for idempotent requests can only be used for the same endpoint they were first used for ('${cached.endpoint}' vs '${endpoint}'). Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`
+        : cached.fingerprint !== print
+          ? `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`
+          : null;
+    if (problem) {
+      res.status(400).json(new StripeApiError(400, problem, { type: 'idempotency_error' }).body);
+      return;
+    }
     res.setHeader('Idempotent-Replayed', 'true');
     res.status(cached.status).json(cached.body);
     return;
@@ -94,16 +143,17 @@ function handle(
   let status = 200;
   let body: Obj;
   try {
-    const params = { ...(req.query as Params), ...((req.body ?? {}) as Params) };
     body = route.handle(em, params, String(req.params.id ?? ''));
     if (mutating) em.save();
+    body = expand(em, publicView(body), expandPaths(params));
   } catch (error) {
     if (!(error instanceof StripeApiError)) throw error;
     status = error.status;
     body = error.body;
   }
-  res.setHeader('Request-Id', randomId('req_', 14));
-  res.setHeader('Stripe-Version', EMULATOR_API_VERSION);
-  if (cacheKey && status < 500) idempotent.set(cacheKey, { status, body });
+  // A copy: a replay answers what the first request answered, not the object as it is since.
+  if (cacheKey && status < 500) {
+    idempotent.set(cacheKey, { endpoint, fingerprint: print, status, body: structuredClone(body) });
+  }
   res.status(status).json(body);
 }

@@ -17,6 +17,15 @@ export interface State {
   events: Record<string, Obj>;
   portalConfigurations: Record<string, Obj>;
   portalSessions: Record<string, Obj>;
+  /** Applied coupons (`di_…`), which subscriptions and invoices name in `discounts`. */
+  discounts: Record<string, Obj>;
+  /** Pending invoice items (`ii_…`): prorations waiting for the subscription's next invoice. */
+  invoiceItems: Record<string, Obj>;
+  meters: Record<string, Obj>;
+  /** Meter events by `identifier` (what Stripe de-duplicates them by). */
+  meterEvents: Record<string, Obj>;
+  paymentMethods: Record<string, Obj>;
+  setupIntents: Record<string, Obj>;
 }
 
 const emptyState = (): State => ({
@@ -31,6 +40,12 @@ const emptyState = (): State => ({
   events: {},
   portalConfigurations: {},
   portalSessions: {},
+  discounts: {},
+  invoiceItems: {},
+  meters: {},
+  meterEvents: {},
+  paymentMethods: {},
+  setupIntents: {},
 });
 
 /**
@@ -70,15 +85,21 @@ export function findOrFail(kind: string, table: Record<string, Obj>, id: string,
 /** A Stripe list page: `limit` (1–100, default 10) and `starting_after` cursor pagination. */
 export function listPage(url: string, items: Obj[], params: Params): Obj {
   const limit = int(params, 'limit') ?? 10;
+  items = items.filter(createdFilter(params));
   if (limit < 1 || limit > 100) throw invalid('This value must be between 1 and 100.', 'limit');
   // Newest first, like Stripe; items created in the same second keep reverse insertion order.
   let sorted = items
     .map((item, i) => ({ item, i }))
     .sort((a, b) => b.item.created - a.item.created || b.i - a.i);
   const after = str(params, 'starting_after');
+  const before = str(params, 'ending_before');
   if (after) {
     const index = sorted.findIndex(({ item }) => item.id === after);
     sorted = index === -1 ? [] : sorted.slice(index + 1);
+  } else if (before) {
+    const index = sorted.findIndex(({ item }) => item.id === before);
+    sorted = index === -1 ? [] : sorted.slice(Math.max(0, index - limit), index);
+    return { object: 'list', data: sorted.map(({ item }) => item), has_more: index - limit > 0, url };
   }
   return {
     object: 'list',
@@ -86,4 +107,28 @@ export function listPage(url: string, items: Obj[], params: Params): Obj {
     has_more: sorted.length > limit,
     url,
   };
+}
+
+/** Stripe's `created` filter: a timestamp, or `created[gt|gte|lt|lte]`. */
+function createdFilter(params: Params): (item: Obj) => boolean {
+  const created = params.created;
+  if (created === undefined || created === '') return () => true;
+  if (typeof created === 'string') {
+    const at = int(params, 'created')!;
+    return (item) => item.created === at;
+  }
+  const range = created as Params;
+  for (const key of Object.keys(range)) {
+    if (!['gt', 'gte', 'lt', 'lte'].includes(key))
+      throw invalid(`Received unknown parameter: created[${key}]`);
+  }
+  const gt = int(range, 'gt');
+  const gte = int(range, 'gte');
+  const lt = int(range, 'lt');
+  const lte = int(range, 'lte');
+  return (item) =>
+    (gt === undefined || item.created > gt) &&
+    (gte === undefined || item.created >= gte) &&
+    (lt === undefined || item.created < lt) &&
+    (lte === undefined || item.created <= lte);
 }

@@ -23,8 +23,9 @@ async function startSite(): Promise<{ server: Server; port: number }> {
       res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>shop</title>');
       return;
     }
-    const name = url.pathname.startsWith('/client/') ? path.basename(url.pathname) : '';
-    if (!/^[a-z-]+\.js$/.test(name)) return void res.writeHead(404).end();
+    // A module of the package: `name.js`, or `folder/name.js` one level down (resources/).
+    const name = url.pathname.startsWith('/client/') ? url.pathname.slice('/client/'.length) : '';
+    if (!/^([a-z-]+\/)?[a-z-]+\.js$/.test(name)) return void res.writeHead(404).end();
     try {
       const body = await readFile(path.join(DIST, name));
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(body);

@@ -97,13 +97,59 @@ console.log(JSON.stringify({ customer, refused }));
     const project = path.join(dir, 'app');
     await writeFile(
       path.join(project, 'check.ts'),
-      `import { Tollgate, type Customer, type TollgateError } from '@tollgate/client';
-const tollgate = new Tollgate({ apiKey: 'tg_sk_x', baseUrl: 'http://127.0.0.1:4000' });
+      `import {
+  Tollgate,
+  verifyWebhook,
+  type Customer,
+  type CustomerList,
+  type Entitlements,
+  type PagePromise,
+  type RequestOptions,
+  type Subscription,
+  type TollgateError,
+  type WebhookEvent,
+} from '@tollgate/client';
+const tollgate = new Tollgate({ apiKey: 'tg_sk_x', baseUrl: 'http://127.0.0.1:4000', timeout: 10_000 });
 export async function make(): Promise<Customer> {
   return tollgate.customers.create({ email: 'a@example.com', metadata: { seats: 3, tags: ['b2b'] } });
 }
 export function describe(error: TollgateError): string {
   return \`\${error.statusCode} \${error.error} \${error.rateLimit?.remaining ?? '-'}\`;
+}
+// Each method's answer is a named type, and every call takes its own options.
+const options: RequestOptions = { timeout: 2_000, signal: AbortSignal.timeout(5_000), maxRetries: 0 };
+export const current: Promise<Subscription> = tollgate.subscriptions.current({ customerId: 'c' }, options);
+export const rights: Promise<Entitlements> = tollgate.entitlements.get({ organizationId: 'o' });
+// list(): one page when awaited, every customer when iterated.
+const pages: PagePromise<Customer, CustomerList> = tollgate.customers.list({ email: 'a' });
+export async function emails(): Promise<string[]> {
+  const first: CustomerList = await pages;
+  const all: string[] = first.data.map((c) => c.email);
+  for await (const customer of tollgate.customers.list({ limit: 100 }, { timeout: 30_000 })) all.push(customer.email);
+  return all;
+}
+// verifyWebhook: a union told apart by type, each with its own data.
+export async function handle(body: string, headers: Headers, secret: string): Promise<string> {
+  const event: WebhookEvent = await verifyWebhook(body, headers, secret);
+  switch (event.type) {
+    case 'customer.created':
+    case 'customer.updated':
+      return event.data.email;
+    case 'customer.deleted':
+      return event.data.id;
+    case 'subscription.created':
+    case 'subscription.updated':
+    case 'subscription.canceled':
+      return event.data.status;
+    case 'entitlements.updated':
+      return 'customerId' in event.data ? event.data.customerId : event.data.organizationId;
+    case 'plan.updated':
+      return \`\${event.data.id} \${event.data.trialDays}\`;
+    default: {
+      const unknown: never = event;
+      return unknown;
+    }
+  }
 }
 `,
     );
@@ -116,6 +162,7 @@ export function describe(error: TollgateError): string {
           module: 'nodenext',
           moduleResolution: 'nodenext',
           target: 'es2022',
+          lib: ['es2022', 'dom', 'dom.asynciterable'],
           types: [],
         },
         files: ['check.ts'],
@@ -126,5 +173,34 @@ export function describe(error: TollgateError): string {
       (error: { stdout?: string }) => String(error.stdout),
     );
     expect(result).toBe('');
+  });
+
+  it('names the types in what the compiler says about a misuse', async () => {
+    const project = path.join(dir, 'app');
+    await writeFile(
+      path.join(project, 'misuse.ts'),
+      `import { Tollgate, type Customer, type WebhookEvent } from '@tollgate/client';
+const tollgate = new Tollgate({ apiKey: 'tg_sk_x', baseUrl: 'http://127.0.0.1:4000' });
+export async function wrong(event: WebhookEvent): Promise<string> {
+  const customer: Customer = await tollgate.entitlements.get({ customerId: 'c' });
+  if (event.type === 'customer.deleted') return event.data.email;
+  return customer.id;
+}
+`,
+    );
+    await writeFile(
+      path.join(project, 'tsconfig.misuse.json'),
+      JSON.stringify({ extends: './tsconfig.json', files: ['misuse.ts'] }),
+    );
+    const result = await run(process.execPath, [TSC, '-p', path.join(project, 'tsconfig.misuse.json')]).then(
+      () => '',
+      (error: { stdout?: string }) => String(error.stdout),
+    );
+    expect(result).toContain(
+      "misuse.ts(4,9): error TS2322: Type 'Entitlements' is not assignable to type 'Customer'.",
+    );
+    expect(result).toContain(
+      "misuse.ts(5,60): error TS2339: Property 'email' does not exist on type 'DeletedCustomerRef'.",
+    );
   });
 });

@@ -50,6 +50,9 @@ describeRequiring(await redisRequirement(REDIS_URL), '@tollgate/client retries a
       apiKey,
       baseUrl: server.url,
       maxRetries: options.maxRetries,
+      // The sleeps here end the window at once; a real wait of Retry-After (up to 60 s) each time would
+      // need this much time, and the default timeout (80 s) would refuse the second wait.
+      timeout: 10 * 60_000,
       fetch: (input, init) => {
         requests.push(`${init?.method} ${new URL(String(input)).pathname}`);
         return fetch(input, init);

@@ -1,5 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { Tollgate, TollgateError, verifyWebhook } from '@tollgate/client';
+import {
+  Tollgate,
+  TollgateError,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookEventType,
+} from '@tollgate/client';
+import { WEBHOOK_EVENT_TYPES } from '../../src/modules/webhooks/webhook-event-types.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createPaidPlan, sessionTokenFor } from '../helpers/stripe-fixtures.js';
@@ -231,6 +238,20 @@ describe('verifyWebhook', () => {
     createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
       .update(`${id}.${timestamp}.${body}`)
       .digest('base64');
+
+  it('types its answer as one event per type Tollgate records, no more and no fewer', () => {
+    // Compiles only while the client's union and the API's list of types are the same set.
+    const covered: Record<WebhookEvent['type'], true> & Record<WebhookEventType, true> = Object.fromEntries(
+      WEBHOOK_EVENT_TYPES.map((type) => [type, true]),
+    ) as Record<(typeof WEBHOOK_EVENT_TYPES)[number], true>;
+    const sameSet: [WebhookEvent['type']] extends [WebhookEventType]
+      ? [WebhookEventType] extends [WebhookEvent['type']]
+        ? true
+        : false
+      : false = true;
+    expect(sameSet).toBe(true);
+    expect(Object.keys(covered).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+  });
 
   it('returns the event of a delivery signed the Standard Webhooks way, and refuses a tampered one', async () => {
     const body = JSON.stringify({ type: 'customer.created', data: { id: 'cus_1' } });

@@ -84,6 +84,13 @@ describe('schema/openapi.yaml', () => {
         'POST /v1/billing-portal/session',
         'POST /v1/customers/{id}/sync',
         'POST /v1/organizations/{id}/sync',
+        // Metered features (Tollgate's choices).
+        'POST /v1/usage',
+        'POST /v1/usage/{id}/refund',
+        'POST /v1/credit-grants',
+        'GET /v1/credit-grants',
+        'POST /v1/credit-grants/{id}/void',
+        'GET /v1/balances',
       ].sort(),
     );
   });

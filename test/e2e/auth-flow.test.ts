@@ -79,6 +79,33 @@ describe('magic-link login, end to end, as an app does it', () => {
     });
   });
 
+  it('says in the e-mail what is true: the link opens until it is used to sign in, within its lifetime', async () => {
+    const { appId } = await createAuthApp(server, {
+      allowedCallbackUrls: 'https://app.example.com/*',
+      magicLinkExpiryMinutes: 20,
+    });
+    const email = `twice-${Date.now()}@example.com`;
+    const requested = await server.http
+      .post(`/v1/apps/${appId}/auth/magic-link`)
+      .send({ email, redirectUrl: 'https://app.example.com/auth/callback' });
+    expect(requested.status).toBe(200);
+    const mail = await sink.waitFor((m) => m.rcptTo.includes(email));
+    const promise = 'You can open the link until you have signed in with it, for 20 minutes at most.';
+    expect(mail.parsed.text).toContain(promise);
+    expect(mail.parsed.html as string).toContain(promise);
+    expect(`${mail.parsed.text} ${mail.parsed.html}`).not.toContain('works once');
+
+    const link = onServer(firstLink(mail));
+    for (const _ of [1, 2]) expect((await server.http.get(link).redirects(0)).status).toBe(302);
+    const token = new URL(firstLink(mail)).searchParams.get('token');
+    expect((await server.http.post(`/v1/apps/${appId}/auth/verify`).send({ token })).status).toBe(200);
+    const afterUse = await server.http.get(link).redirects(0);
+    expect({ status: afterUse.status, body: afterUse.body }).toEqual({
+      status: 401,
+      body: { statusCode: 401, message: 'Invalid, used or expired magic link token', error: 'Unauthorized' },
+    });
+  });
+
   it('links to the custom verification URL, whose redirect back to Tollgate completes the login', async () => {
     const { appId } = await createAuthApp(server, {
       allowedCallbackUrls: 'https://*.example.org/*',

@@ -380,13 +380,19 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
 
   it('creates and edits a plan with typed features', async () => {
     const { appId } = await server.createApp();
+    const price = await stripeFor(server).prices.create({
+      product_data: { name: 'Dashboard Pro' },
+      currency: 'usd',
+      unit_amount: 1500,
+      recurring: { interval: 'month' },
+    });
     const { page } = await open();
     await signIn(page, `#/apps/${appId}/plans`);
     await visible(page.getByText('No plans yet.'));
     await page.getByRole('button', { name: 'New plan' }).click();
     await page.getByLabel('Plan ID').fill('pro');
     await page.getByLabel('Plan name').fill('Pro');
-    await page.getByLabel('Stripe price').fill('price_dashboard_pro');
+    await page.getByLabel('Stripe price').fill(price.id);
     await page.getByLabel('Trial days').fill('14');
     await page.getByRole('button', { name: 'Add feature' }).click();
     await page.getByLabel('Feature 1 key').fill('sso');
@@ -416,7 +422,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
       {
         id: 'pro',
         name: 'Pro',
-        stripePriceId: 'price_dashboard_pro',
+        stripePriceId: price.id,
         trialDays: 14,
         features: { sso: true, projects: 10, support: 'email' },
         isDefault: true,
@@ -434,7 +440,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
       {
         id: 'pro',
         name: 'Pro plus',
-        stripePriceId: 'price_dashboard_pro',
+        stripePriceId: price.id,
         trialDays: 14,
         features: { projects: 10, sso: false },
         isDefault: true,

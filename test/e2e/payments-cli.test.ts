@@ -29,8 +29,6 @@ describe('tollgate CLI: payments', () => {
         'pro',
         '--name',
         'Pro',
-        '--price',
-        'price_cli',
         '--trial-days',
         '7',
         '--features',
@@ -44,7 +42,7 @@ describe('tollgate CLI: payments', () => {
     expect(JSON.parse(res.stdout)).toEqual({
       id: 'pro',
       name: 'Pro',
-      stripePriceId: 'price_cli',
+      stripePriceId: null,
       trialDays: 7,
       features: { projects: 10 },
       isDefault: true,
@@ -86,9 +84,37 @@ describe('tollgate CLI: payments', () => {
       const plan = JSON.parse(res.stdout);
       const price = await stripe.prices.retrieve(plan.stripePriceId);
       expect(price).toMatchObject({ unit_amount: 4900, currency: 'usd', recurring: { interval: 'month' } });
+
+      // `--price` names an existing price, checked at the provider before the plan is saved.
+      const withPrice = await runCli(
+        ['plans', 'upsert', '--app', appId, '--id', 'solo', '--name', 'Solo', '--price', price.id],
+        { ...env, STRIPE_API_BASE: url },
+      );
+      expect(withPrice.code).toBe(0);
+      expect(JSON.parse(withPrice.stdout)).toMatchObject({ id: 'solo', stripePriceId: price.id });
+      const unknown = await runCli(
+        [
+          'plans',
+          'upsert',
+          '--app',
+          appId,
+          '--id',
+          'solo',
+          '--name',
+          'Solo',
+          '--price',
+          'price_doesnotexist',
+        ],
+        { ...env, STRIPE_API_BASE: url },
+      );
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toBe(
+        'tollgate: stripePriceId: no such price at the payment provider: price_doesnotexist\n',
+      );
     } finally {
       emulator.child.kill('SIGTERM');
       expect(await emulator.exited).toBe(0);
     }
-  });
+    // Five CLI processes, each a Node start: slow on a busy machine.
+  }, 90_000);
 });

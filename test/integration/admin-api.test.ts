@@ -61,6 +61,7 @@ describe('admin authentication', () => {
         customVerificationUrl: null,
         trialPaymentMethod: 'require_payment_method',
         organizationsEnabled: false,
+        allowMultipleSubscriptions: false,
         sessionTtlSeconds: 2592000,
       },
     });
@@ -131,6 +132,7 @@ describe('app settings', () => {
           magicLinkExpiryMinutes: 30,
           allowedCallbackUrls: 'https://app.example.com/*\nhttps://*.example.org/callback',
           trialPaymentMethod: 'no_payment_method',
+          allowMultipleSubscriptions: true,
         },
       },
       server.adminToken,
@@ -143,6 +145,7 @@ describe('app settings', () => {
       customVerificationUrl: null,
       trialPaymentMethod: 'no_payment_method',
       organizationsEnabled: false,
+      allowMultipleSubscriptions: true,
       sessionTtlSeconds: 2592000,
     });
   });

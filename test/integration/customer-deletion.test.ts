@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { withContext } from '../../src/db.js';
 import { tokenFromDevMailbox } from '../helpers/auth-fixtures.js';
@@ -25,7 +25,11 @@ let plan: Awaited<ReturnType<BillingFixtures['plan']>>;
 
 beforeAll(async () => {
   server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: logSink });
-  ({ appId, apiKey } = await server.createApp({ organizationsEnabled: true }));
+  // Several subscriptions allowed: a subscribed customer's own checkout leaves a stored answer to erase.
+  ({ appId, apiKey } = await server.createApp({
+    organizationsEnabled: true,
+    allowMultipleSubscriptions: true,
+  }));
   billing = new BillingFixtures(server, appId);
   plan = await billing.plan();
 });
@@ -186,17 +190,28 @@ describe('DELETE /v1/customers/:id', () => {
     ).toHaveLength(1);
 
     expect(await wherePersonalDataRemains(needles)).toEqual([]);
+    // The answer kept under its session is a tombstone: credential and a digest of the key only.
+    const tombstone = `erased:${createHash('sha256').update(sessionKey).digest('hex')}`;
+    expect(
+      await sql(
+        'select fingerprint, response_body from idempotency_record where key = ? and erased_at is not null',
+        [tombstone],
+      ),
+    ).toEqual([{ fingerprint: '', response_body: null }]);
     expect(await sql('select 1 from idempotency_record where key = ?', [sessionKey])).toEqual([]);
 
-    // The stored answer of the sign-up is gone too: the same key runs again instead of replaying.
+    // The stored answer of the sign-up is a tombstone too: the same key answers 409 without running.
     const again = await server.http
       .post('/v1/customers')
       .set(auth())
       .set('idempotency-key', customer.key)
       .send({ email: customer.email, name: customer.name, metadata: { note: customer.metadataMarker } });
-    expect(again.status).toBe(201);
+    expect(again.status).toBe(409);
+    expect(again.body.message).toMatch(/^The customer this request concerned was deleted/);
     expect(again.headers['idempotent-replayed']).toBeUndefined();
-    expect(again.body.id).not.toBe(customer.id);
+    expect(
+      await sql('select 1 from customer where app_id = ? and email = ?', [appId, customer.email]),
+    ).toEqual([]);
 
     expect((await server.http.delete(`/v1/customers/${customer.id}`).set(auth())).status).toBe(404);
   });

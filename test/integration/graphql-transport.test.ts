@@ -1,18 +1,20 @@
+import { ApolloServer } from '@apollo/server';
+import { jest } from '@jest/globals';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-/** The body of an answer refused before execution (the error mapper gives every such code 400). */
-function refused(code: string, message: string | RegExp) {
+/** The body of an answer refused before execution: `statusCode` is the HTTP status (400 unless said). */
+function refused(code: string, message: string | RegExp, statusCode = 400) {
   return {
     errors: [
       expect.objectContaining({
         message: typeof message === 'string' ? message : expect.stringMatching(message),
-        extensions: { code, statusCode: 400 },
+        extensions: { code, statusCode },
       }),
     ],
   };
 }
 
-describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
+describe('GraphQL over HTTP (Apollo Server, src/graphql/apollo.ts)', () => {
   let server: TestServer;
   let apiKey: string;
   beforeAll(async () => {
@@ -21,6 +23,22 @@ describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
   });
   afterAll(async () => {
     await server.close();
+  });
+
+  it('answers /graphql through an Apollo Server instance', async () => {
+    const execute = jest.spyOn(ApolloServer.prototype, 'executeHTTPGraphQLRequest');
+    try {
+      const res = await server.http.post('/graphql').send({ query: '{ __typename }' });
+      expect(res.status).toBe(200);
+      expect(execute).toHaveBeenCalledTimes(1);
+      expect(execute.mock.contexts[0]).toBeInstanceOf(ApolloServer);
+      expect(execute.mock.calls[0]?.[0].httpGraphQLRequest).toMatchObject({
+        method: 'POST',
+        body: { query: '{ __typename }' },
+      });
+    } finally {
+      execute.mockRestore();
+    }
   });
 
   it('answers a POST with JSON: 200, the data, JSON with a charset, no-store', async () => {
@@ -50,9 +68,28 @@ describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
       .send({ query: 'mutation { createCustomer(input: { email: "never@example.com" }) { id } }' });
     expect(refusedAccept.status).toBe(406);
     expect(JSON.parse(refusedAccept.text)).toEqual(
-      refused('BAD_REQUEST', /does not accept application\/json/),
+      refused('BAD_REQUEST', /does not accept application\/json/, 406),
     );
     expect(await countCustomers()).toEqual(customersBefore);
+  });
+
+  it('says 406 in the HTTP status and in extensions.statusCode alike for a GET with Accept: text/html', async () => {
+    const res = await server.http
+      .get('/graphql')
+      .query({ query: '{ __typename }' })
+      .set('accept', 'text/html')
+      .set('apollo-require-preflight', 'true');
+    expect(res.status).toBe(406);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(JSON.parse(res.text)).toEqual({
+      errors: [
+        {
+          message:
+            "An 'accept' header was provided for this request which does not accept application/json; charset=utf-8 or application/graphql-response+json; charset=utf-8",
+          extensions: { code: 'BAD_REQUEST', statusCode: 406 },
+        },
+      ],
+    });
   });
 
   it('refuses form-like requests without a preflight header (CSRF), and serves them with one', async () => {
@@ -89,7 +126,7 @@ describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
     expect(mutation.status).toBe(405);
     expect(mutation.headers.allow).toBe('POST');
     expect(mutation.body).toEqual(
-      refused('BAD_REQUEST', 'GET requests only support query operations, not mutation operations'),
+      refused('BAD_REQUEST', 'GET requests only support query operations, not mutation operations', 405),
     );
 
     const put = await server.http
@@ -98,6 +135,7 @@ describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
       .send({ query: '{ __typename }' });
     expect(put.status).toBe(405);
     expect(put.headers.allow).toBe('GET, POST');
+    expect(put.body).toEqual(refused('BAD_REQUEST', 'Apollo Server supports only GET/POST requests.', 405));
 
     const badSearches: Array<[string, string]> = [
       [
@@ -128,6 +166,13 @@ describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
       .set('content-type', 'text/plain')
       .set('apollo-require-preflight', 'true');
     expect(formGet.status).toBe(415);
+    expect(formGet.body).toEqual(
+      refused(
+        'BAD_REQUEST',
+        'GET requests may not have a content-type header other than application/json.',
+        415,
+      ),
+    );
   });
 
   it('refuses malformed bodies, documents and operations with 400 and the code that says why', async () => {
@@ -158,17 +203,12 @@ describe('GraphQL over HTTP (src/graphql/http.ts)', () => {
         'OPERATION_RESOLUTION_FAILURE',
         'Unknown operation named "B".',
       ],
-      [
-        { query: 'query { __typename }', extensions: { persistedQuery: { version: 1, sha256Hash: 'x' } } },
-        'PERSISTED_QUERY_NOT_SUPPORTED',
-        'PersistedQueryNotSupported',
-      ],
     ];
     for (const [body, code, message] of cases) {
       const res = await server.http.post('/graphql').send(body);
       expect({ body, status: res.status }).toEqual({ body, status: 400 });
       expect(res.body).toEqual(refused(code, message));
-      // The same document a second time comes from the cache of prepared documents, with the same answer.
+      // The same body a second time gets the same answer (nothing refused is cached as valid).
       const again = await server.http.post('/graphql').send(body);
       expect(again.body).toEqual(res.body);
     }

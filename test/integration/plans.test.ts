@@ -1,5 +1,5 @@
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { sessionTokenFor } from '../helpers/stripe-fixtures.js';
+import { sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
 
 /** Plans over GraphQL: `upsertPlan` for the operator, `plans` for the operator, API keys and sessions. */
 
@@ -18,6 +18,23 @@ const UPSERT = `mutation($appId: ID!, $input: PlanInput!) {
 const PLANS =
   'query($appId: ID) { plans(appId: $appId) { id name stripePriceId trialDays features isDefault } }';
 
+/** A price at the test server's emulator (a plan's price is checked there when it is saved). */
+async function price(
+  recurring: { interval: 'month'; usage_type?: 'licensed' | 'metered' } | null = {
+    interval: 'month',
+  },
+  active = true,
+) {
+  const created = await stripeFor(server).prices.create({
+    product_data: { name: 'Plan price' },
+    currency: 'usd',
+    unit_amount: 1500,
+    ...(recurring ? { recurring } : {}),
+    active,
+  });
+  return created.id;
+}
+
 function upsert(appId: string, input: Record<string, unknown>, token = server.adminToken) {
   return server.graphql(UPSERT, { appId, input }, token);
 }
@@ -25,10 +42,11 @@ function upsert(appId: string, input: Record<string, unknown>, token = server.ad
 describe('plans', () => {
   it('creates a plan, then changes only the fields sent', async () => {
     const { appId } = await server.createApp();
+    const priceId = await price();
     const created = await upsert(appId, {
       id: 'pro',
       name: 'Pro',
-      stripePriceId: 'price_123',
+      stripePriceId: priceId,
       trialDays: 14,
       features: { projects: 10, sso: true, support: 'email' },
     });
@@ -37,7 +55,7 @@ describe('plans', () => {
         upsertPlan: {
           id: 'pro',
           name: 'Pro',
-          stripePriceId: 'price_123',
+          stripePriceId: priceId,
           trialDays: 14,
           features: { projects: 10, sso: true, support: 'email' },
           isDefault: false,
@@ -47,7 +65,7 @@ describe('plans', () => {
     const renamed = await upsert(appId, { id: 'pro', name: 'Pro plus' });
     expect(renamed.body.data.upsertPlan).toMatchObject({
       name: 'Pro plus',
-      stripePriceId: 'price_123',
+      stripePriceId: priceId,
       trialDays: 14,
     });
     const cleared = await upsert(appId, { id: 'pro', name: 'Pro plus', stripePriceId: null });
@@ -90,6 +108,42 @@ describe('plans', () => {
     });
   });
 
+  it('refuses a Stripe price that checkout cannot sell, naming stripePriceId, and keeps the plan as it was', async () => {
+    const { appId } = await server.createApp();
+    const sellable = await price();
+    await upsert(appId, { id: 'pro', name: 'Pro', stripePriceId: sellable });
+    const cases: Array<[string, string]> = [
+      ['price_doesnotexist', 'stripePriceId: no such price at the payment provider: price_doesnotexist'],
+      [
+        await price({ interval: 'month', usage_type: 'metered' }),
+        'is metered (usage_type=metered): a plan needs a licensed recurring price',
+      ],
+      [await price(null), 'is not recurring: a plan needs a recurring price'],
+      [await price({ interval: 'month' }, false), 'is not active at the payment provider'],
+    ];
+    for (const [index, [priceId, problem]] of cases.entries()) {
+      const res = await upsert(appId, { id: 'pro', name: 'Pro', stripePriceId: priceId });
+      const message = problem.startsWith('stripePriceId:')
+        ? problem
+        : `stripePriceId: price ${priceId} ${problem}`;
+      expect(res.body).toEqual({
+        data: null,
+        errors: [
+          expect.objectContaining({
+            message,
+            extensions: { code: 'BAD_USER_INPUT', statusCode: 400, fields: ['stripePriceId'] },
+          }),
+        ],
+      });
+      const fresh = await upsert(appId, { id: `new-${index}`, name: 'New', stripePriceId: priceId });
+      expect(fresh.body.errors![0].message).toBe(message);
+    }
+    const plans = await server.graphql(PLANS, { appId }, server.adminToken);
+    expect(plans.body.data.plans).toEqual([
+      { id: 'pro', name: 'Pro', stripePriceId: sellable, trialDays: 0, features: {}, isDefault: false },
+    ]);
+  });
+
   it('lets only the admin token upsert plans', async () => {
     const { appId, apiKey } = await server.createApp();
     const byKey = await upsert(appId, { id: 'pro', name: 'Pro' }, apiKey);
@@ -101,7 +155,7 @@ describe('plans', () => {
   it("lists an app's plans for its API key and customer sessions, never another app's", async () => {
     const { appId, apiKey } = await server.createApp();
     await upsert(appId, { id: 'free', name: 'Free', isDefault: true, features: { projects: 1 } });
-    await upsert(appId, { id: 'pro', name: 'Pro', stripePriceId: 'price_pro', features: { projects: 10 } });
+    await upsert(appId, { id: 'pro', name: 'Pro', stripePriceId: await price(), features: { projects: 10 } });
     const byKey = await server.graphql('{ plans { id } }', {}, apiKey);
     expect(byKey.body).toEqual({ data: { plans: [{ id: 'free' }, { id: 'pro' }] } });
 

@@ -292,3 +292,47 @@ describe('GraphQL changeSubscriptionPlan', () => {
     });
   });
 });
+
+describe('a subscription of several items', () => {
+  it("changes the plan's item, found by its price, and leaves the other items alone", async () => {
+    const { id, stripeSubscriptionId } = await subscribedTo(basic);
+    const stripe = billing.stripe;
+    const addonProduct = await stripe.products.create({ name: 'Add-on' });
+    const addon = await stripe.prices.create({
+      product: addonProduct.id,
+      currency: 'usd',
+      unit_amount: 700,
+      recurring: { interval: 'month' },
+    });
+    // The plan's item last: [add-on, plan], so the first item is not the plan's.
+    const withAddon = await stripe.subscriptions.update(stripeSubscriptionId, {
+      items: [{ price: addon.id }],
+      proration_behavior: 'none',
+    });
+    const planItem = withAddon.items.data.find((i) => i.price.id === basic.price.id)!;
+    const reordered = await stripe.subscriptions.update(stripeSubscriptionId, {
+      items: [{ id: planItem.id, deleted: true }, { price: basic.price.id }],
+      proration_behavior: 'none',
+    });
+    expect(reordered.items.data.map((i) => i.price.id)).toEqual([addon.id, basic.price.id]);
+    await settled();
+    expect((await billing.stored(id)).plan.slug).toBe('basic');
+
+    const preview = await a.http
+      .post(`/v1/subscriptions/${id}/change-plan/preview`)
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ planId: 'pro' });
+    expect(preview.status).toBe(200);
+    // The plan's item moves from 10.00 to 30.00 for (almost) the whole month; the add-on is not prorated.
+    expect(preview.body.amount).toBeGreaterThan(1990);
+    expect(preview.body.amount).toBeLessThanOrEqual(2000);
+
+    const changed = await changePlan(a, id, apiKey, { planId: 'pro' });
+    expect(changed.status).toBe(200);
+    expect(changed.body.plan.id).toBe('pro');
+    const remote = await stripe.subscriptions.retrieve(stripeSubscriptionId);
+    expect(remote.items.data.map((i) => i.price.id)).toEqual([addon.id, pro.price.id]);
+    await settled();
+    expect((await billing.stored(id)).plan.slug).toBe('pro');
+  });
+});

@@ -3,7 +3,7 @@ import querystring from 'node:querystring';
 import fc from 'fast-check';
 import { createAuthApp } from '../helpers/auth-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { productionEnv, startTestServer, type TestServer } from '../helpers/server.js';
 import { logCollector, rawRequest, rawSocket } from './helpers.js';
 
 let server: TestServer;
@@ -80,14 +80,14 @@ describe('no secret reaches a log line', () => {
         async (name, repeated, template) => {
           const value = secret();
           const requestId = `redact-${randomBytes(6).toString('hex')}`;
-          const query = repeated ? `${name}=${value}&other=1&${name}=${value}` : `other=1&${name}=${value}`;
+          const query = repeated ? `${name}=${value}&limit=1&${name}=${value}` : `limit=1&${name}=${value}`;
           await rawRequest(server, {
             method: 'GET',
             path: `${template.replace('{app}', appId)}?${query}`,
             headers: { 'x-request-id': requestId },
           });
           const line = await logLineOf(requestId);
-          expect(line).toContain('other=1');
+          expect(line).toContain('limit=1');
           expectNoLeak(line, value);
         },
       ),
@@ -167,5 +167,44 @@ describe('no secret reaches a log line', () => {
       { what: 'the parser refusal to be logged', timeoutMs: 5000 },
     );
     expectNoLeak(logs.text(), value);
+  });
+});
+
+describe('no personal value reaches an access log line', () => {
+  it('logs a production lookup by e-mail with the address redacted, paging kept', async () => {
+    const prodLogs = logCollector();
+    const prod = await startTestServer({
+      env: productionEnv({ TRUST_PROXY: 'loopback', LOG_LEVEL: 'info' }),
+      logDestination: prodLogs.stream,
+    });
+    try {
+      const { apiKey } = await prod.createApp();
+      const email = `Log.Lookup+${randomBytes(6).toString('hex')}@Example.com`;
+      const created = await prod.http
+        .post('/v1/customers')
+        .set('authorization', `Bearer ${apiKey}`)
+        .send({ email, name: 'Ada Lookup' });
+      expect(created.status).toBe(201);
+      const requestId = `lookup-${randomBytes(6).toString('hex')}`;
+      const found = await prod.http
+        .get(`/v1/customers?email=${encodeURIComponent(email)}&limit=5&offset=0`)
+        .set('authorization', `Bearer ${apiKey}`)
+        .set('x-request-id', requestId);
+      expect(found.status).toBe(200);
+      expect(found.body.data.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
+      const line = await eventually(
+        () =>
+          prodLogs
+            .text()
+            .split('\n')
+            .find((l) => l.includes(`"id":"${requestId}"`)),
+        { what: 'the lookup to be logged', timeoutMs: 5000 },
+      );
+      expect(JSON.parse(line).req.url).toBe('/v1/customers?email=%5Bredacted%5D&limit=5&offset=0');
+      expectNoLeak(prodLogs.text(), email);
+      expectNoLeak(prodLogs.text(), email.split('@')[0]!);
+    } finally {
+      await prod.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { configurationError } from './errors.js';
-import { Transport, type TransportOptions } from './http.js';
+import { type RequestOptions, Transport, type TransportOptions } from './http.js';
 import type {
   EntitlementCheck,
   Session,
@@ -61,8 +61,12 @@ export class TollgateAuth {
    * E-mails a login link. It leads to `redirectUrl` when given; else, outside production, to
    * `devCallbackUrl`; else nothing is sent and a TollgateError says why.
    */
-  async sendMagicLink(email: string, options: { redirectUrl?: string } = {}): Promise<SuccessResult> {
-    const redirectUrl = options.redirectUrl ?? (this.#production ? undefined : this.#devCallbackUrl);
+  async sendMagicLink(
+    email: string,
+    options: RequestOptions & { readonly redirectUrl?: string } = {},
+  ): Promise<SuccessResult> {
+    const { redirectUrl: asked, ...call } = options;
+    const redirectUrl = asked ?? (this.#production ? undefined : this.#devCallbackUrl);
     if (redirectUrl === undefined) {
       throw configurationError(
         this.#production
@@ -70,34 +74,35 @@ export class TollgateAuth {
           : 'redirectUrl is required when no devCallbackUrl is configured',
       );
     }
-    return this.#transport.request<SuccessResult>({
-      method: 'POST',
-      path: `${this.#base}/magic-link`,
-      body: { email, redirectUrl },
-    });
+    return this.#transport.request<SuccessResult>(
+      {
+        method: 'POST',
+        path: `${this.#base}/magic-link`,
+        body: { email, redirectUrl },
+      },
+      call,
+    );
   }
 
   /** Exchanges the `token` of the callback URL (once) for a session token, customer and entitlements. */
-  verify(token: string): Promise<VerifyResult> {
-    return this.#transport.request<VerifyResult>({
-      method: 'POST',
-      path: `${this.#base}/verify`,
-      body: { token },
-    });
+  verify(token: string, options?: RequestOptions): Promise<VerifyResult> {
+    return this.#transport.request<VerifyResult>(
+      { method: 'POST', path: `${this.#base}/verify`, body: { token } },
+      options,
+    );
   }
 
   /** The session of a token; served from the cache for `sessionCacheTTL` seconds when set. */
-  async getSession(sessionToken: string): Promise<Session> {
+  async getSession(sessionToken: string, options?: RequestOptions): Promise<Session> {
     if (this.#ttlMs > 0) {
       const cached = this.#sessions.get(sessionToken);
       if (cached && cached.expiresAt > this.#now()) return cached.session;
       this.#sessions.delete(sessionToken);
     }
-    const session = await this.#transport.request<Session>({
-      method: 'GET',
-      path: `${this.#base}/session`,
-      token: sessionToken,
-    });
+    const session = await this.#transport.request<Session>(
+      { method: 'GET', path: `${this.#base}/session`, token: sessionToken },
+      options,
+    );
     if (this.#ttlMs > 0) {
       this.#sessions.set(sessionToken, { session, expiresAt: this.#now() + this.#ttlMs });
       while (this.#sessions.size > this.#maxEntries) {
@@ -109,32 +114,37 @@ export class TollgateAuth {
   }
 
   /** Whether the session's context (its organization after a switch) has `feature`. */
-  check(sessionToken: string, feature: string): Promise<EntitlementCheck> {
-    return this.#transport.request<EntitlementCheck>({
-      method: 'GET',
-      path: `/v1/entitlements/check/${encodeURIComponent(feature)}`,
-      token: sessionToken,
-    });
+  check(sessionToken: string, feature: string, options?: RequestOptions): Promise<EntitlementCheck> {
+    return this.#transport.request<EntitlementCheck>(
+      { method: 'GET', path: `/v1/entitlements/check/${encodeURIComponent(feature)}`, token: sessionToken },
+      options,
+    );
   }
 
   /** A new session token in an organization's context; the old token's cached session is dropped. */
-  async switchOrganization(sessionToken: string, organizationId: string): Promise<SwitchOrganizationResult> {
+  async switchOrganization(
+    sessionToken: string,
+    organizationId: string,
+    options?: RequestOptions,
+  ): Promise<SwitchOrganizationResult> {
     this.#sessions.delete(sessionToken);
-    return this.#transport.request<SwitchOrganizationResult>({
-      method: 'POST',
-      path: `${this.#base}/switch-organization`,
-      body: { organizationId },
-      token: sessionToken,
-    });
+    return this.#transport.request<SwitchOrganizationResult>(
+      {
+        method: 'POST',
+        path: `${this.#base}/switch-organization`,
+        body: { organizationId },
+        token: sessionToken,
+      },
+      options,
+    );
   }
 
   /** Ends the session: its token is refused from now on, and its cached session is dropped. */
-  async signOut(sessionToken: string): Promise<SuccessResult> {
+  async signOut(sessionToken: string, options?: RequestOptions): Promise<SuccessResult> {
     this.#sessions.delete(sessionToken);
-    return this.#transport.request<SuccessResult>({
-      method: 'POST',
-      path: `${this.#base}/sign-out`,
-      token: sessionToken,
-    });
+    return this.#transport.request<SuccessResult>(
+      { method: 'POST', path: `${this.#base}/sign-out`, token: sessionToken },
+      options,
+    );
   }
 }

@@ -414,9 +414,131 @@ export interface paths {
          * Check one feature
          * @description Tollgate's choice (request and response are not shown by the interface). `allowed` is true when
          *     the feature's value is `true`, a number above 0 or a non-empty string; an unknown feature gives
-         *     `allowed: false, value: null`. Same context rules as `GET /v1/entitlements`.
+         *     `allowed: false, value: null`. Same context rules as `GET /v1/entitlements`. For a metered
+         *     feature `value` is its limit, `allowed` is `remaining ≥ amount` and `balance` is the live balance.
          */
         get: operations["checkEntitlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Consume units of a metered feature (atomic check-and-consume)
+         * @description Tollgate's choice. Takes `amount` (default 1) of a metered feature from the context's balance in
+         *     one PostgreSQL transaction, across instances: `200 {id, feature, amount, allowed: true, balance}`
+         *     when recorded, `200 {allowed: false, balance}` with nothing recorded when the balance holds less.
+         *     A feature the plan lacks → `{allowed: false, balance: null}`; a feature the plan has but does not
+         *     meter → 400. An API key names exactly one of `customerId` / `organizationId` (another app's →
+         *     404, before anything else is validated); a session token consumes in its own context and names
+         *     neither. A repeated `Idempotency-Key` replays the first answer and consumes nothing.
+         */
+        post: operations["recordUsage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/{id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The usage's id (`use_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a usage back to the buckets that paid it
+         * @description Tollgate's choice. API key of the usage's app only (a session → 403). Each part returns to the
+         *     bucket that paid it; a part whose bucket has expired or was voided lapses. Once: a second refund
+         *     → 409. Answers the feature's balance after the refund.
+         */
+        post: operations["refundUsage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's or organization's grants, newest first
+         * @description Tollgate's choice. API key only; exactly one of `customerId` / `organizationId`.
+         */
+        get: operations["listCreditGrants"];
+        put?: never;
+        /**
+         * Grant units of a metered feature to a customer or organization
+         * @description Tollgate's choice. API key only (a session → 403). Exactly one of `customerId` /
+         *     `organizationId`. `priority` 0–100 (default 50, lower pays first); without `expiresAt` the grant
+         *     never expires.
+         */
+        post: operations["createCreditGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The grant's id (`grant_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a grant's unspent part
+         * @description Tollgate's choice. API key only; once (a second void → 409).
+         */
+        post: operations["voidCreditGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live balances of every metered feature in a context
+         * @description Tollgate's choice. Same context rules as `GET /v1/entitlements`. Balances are read live from
+         *     PostgreSQL (never cached), with periods derived from the clock: no job has to run at a boundary.
+         */
+        get: operations["listBalances"];
         put?: never;
         post?: never;
         delete?: never;
@@ -440,7 +562,11 @@ export interface paths {
          *     subscription is created later, when the payment provider's notification of the completed
          *     checkout arrives: a success page must not assume it exists at once. With a session token, the
          *     caller's own customer only; an organization checkout needs the owner or admin role (Tollgate's
-         *     choice). An unknown, expired or inapplicable coupon → 400 with the reason.
+         *     choice). An unknown, expired or inapplicable coupon → 400 with the reason. A customer (or the
+         *     existing customer with this e-mail) or organization that already has a `trialing`, `active`,
+         *     `past_due` or `paused` subscription → 409 naming `POST /v1/subscriptions/:id/change-plan`, unless
+         *     the app's `allowMultipleSubscriptions` setting is on (Tollgate's choice). Once one checkout of a
+         *     buyer completes, the buyer's other open checkout sessions are expired.
          */
         post: operations["createCheckoutSession"];
         delete?: never;
@@ -1015,7 +1141,7 @@ export interface components {
                 reason: string;
             }[];
         };
-        /** @description Tollgate's choice for the content: feature keys to a boolean, a number or a string. */
+        /** @description Tollgate's choice for the content: feature keys to a boolean, a number or a string (a metered feature reads as its limit). */
         Features: {
             [key: string]: boolean | number | string;
         };
@@ -1027,8 +1153,84 @@ export interface components {
         EntitlementCheck: {
             feature: string;
             allowed: boolean;
-            /** @description The feature's value in the plan; `null` for an unknown feature. */
+            /** @description The feature's value in the plan (a metered feature's limit); `null` for an unknown feature. */
             value: boolean | number | string | null;
+            /** @description Only for a metered feature; `allowed` is then `remaining ≥ amount`. */
+            balance?: components["schemas"]["Balance"];
+        };
+        /**
+         * @description A metered feature's live balance. `limit`: this period's allowance; `granted`: active grants and
+         *     the rollover; `used`: consumed this period (refunds deducted); `remaining`: what the unspent
+         *     active buckets hold (= limit + granted − used while nothing expired).
+         */
+        Balance: {
+            limit: number;
+            granted: number;
+            used: number;
+            remaining: number;
+            /**
+             * Format: date-time
+             * @description The period's end; `null` for a feature that never resets.
+             */
+            resetsAt: string | null;
+        };
+        /** @description A `Balance` with the feature it is of. */
+        FeatureBalance: {
+            feature: string;
+            limit: number;
+            granted: number;
+            used: number;
+            remaining: number;
+            /** Format: date-time */
+            resetsAt: string | null;
+        };
+        RecordUsageRequest: {
+            feature: string;
+            /** @default 1 */
+            amount: number;
+            /** @description API key: exactly one of customerId / organizationId. */
+            customerId?: string;
+            organizationId?: string;
+            /** @description Stored with the usage (≤ 50 keys, ≤ 16 KiB). */
+            metadata?: Record<string, never>;
+        };
+        UsageResult: {
+            /** @description `use_…`; only when allowed. */
+            id?: string;
+            feature?: string;
+            amount?: number;
+            allowed: boolean;
+            /** @description `null` when the plan lacks the feature. */
+            balance: components["schemas"]["Balance"] | null;
+        };
+        CreateCreditGrantRequest: {
+            customerId?: string;
+            organizationId?: string;
+            feature: string;
+            amount: number;
+            /** @default 50 */
+            priority: number;
+            /** Format: date-time */
+            expiresAt?: string | null;
+            description?: string | null;
+        };
+        CreditGrant: {
+            /** @description `grant_…` */
+            id: string;
+            customerId: string | null;
+            organizationId: string | null;
+            feature: string;
+            amount: number;
+            /** @description What is left of it now: 0 once voided or expired. */
+            remaining: number;
+            priority: number;
+            /** Format: date-time */
+            expiresAt: string | null;
+            description: string | null;
+            /** Format: date-time */
+            voidedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
         };
         /** @description Exactly one of `customerId`, `email` and `organizationId`. */
         CheckoutSessionRequest: {
@@ -1133,7 +1335,7 @@ export interface components {
             secret: string;
         };
         /** @enum {string} */
-        WebhookEventType: "customer.created" | "customer.updated" | "customer.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated";
+        WebhookEventType: "customer.created" | "customer.updated" | "customer.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated" | "usage.limit_reached" | "credit_grant.created" | "credit_grant.voided";
         CreateWebhookEndpointRequest: {
             /** @description Required with the admin token. */
             appId?: string | null;
@@ -2244,6 +2446,8 @@ export interface operations {
                 customerId?: components["parameters"]["ContextCustomerId"];
                 /** @description Tollgate's choice: with an API key, exactly one of `customerId` and `organizationId`. */
                 organizationId?: components["parameters"]["ContextOrganizationId"];
+                /** @description For a metered feature, the units asked for (default 1). */
+                amount?: number;
             };
             header?: never;
             path: {
@@ -2267,6 +2471,278 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EntitlementCheck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    recordUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordUsageRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded (allowed), or refused with nothing recorded */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    refundUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The usage's id (`use_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance after the refund */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        balance: components["schemas"]["FeatureBalance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listCreditGrants: {
+        parameters: {
+            query?: {
+                /** @description Tollgate's choice: with an API key, exactly one of `customerId` and `organizationId`. */
+                customerId?: components["parameters"]["ContextCustomerId"];
+                /** @description Tollgate's choice: with an API key, exactly one of `customerId` and `organizationId`. */
+                organizationId?: components["parameters"]["ContextOrganizationId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants (voided and expired ones included) */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCreditGrantRequest"];
+            };
+        };
+        responses: {
+            /** @description The grant */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreditGrant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    voidCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The grant's id (`grant_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The voided grant */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreditGrant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listBalances: {
+        parameters: {
+            query?: {
+                /** @description Tollgate's choice: with an API key, exactly one of `customerId` and `organizationId`. */
+                customerId?: components["parameters"]["ContextCustomerId"];
+                /** @description Tollgate's choice: with an API key, exactly one of `customerId` and `organizationId`. */
+                organizationId?: components["parameters"]["ContextOrganizationId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One balance per metered feature of the plan */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeatureBalance"][];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,3 +1,4 @@
+import type { RequestOptions } from './http.js';
 import type { components } from './openapi.js';
 
 /**
@@ -5,39 +6,54 @@ import type { components } from './openapi.js';
  * `openapi.ts` by `npm run generate -w @tollgate/client`; CI fails when the two differ).
  */
 type Schemas = components['schemas'];
-/** Request bodies whose fields have defaults (optional fields, whatever the generator's settings). */
-type RequestBodies = components['requestBodies'];
+/**
+ * One schema by name. Its types are interfaces extending this rather than aliases, so that editors and
+ * compiler messages say `Customer`, not the expanded object type.
+ */
+type Schema<Name extends keyof Schemas> = Schemas[Name];
+/** A request body whose fields have defaults (optional fields, whatever the generator's settings). */
+type RequestBody<Name extends keyof components['requestBodies']> =
+  components['requestBodies'][Name]['content']['application/json'];
 
 export type Metadata = Schemas['Metadata'];
-export type Customer = Schemas['Customer'];
-export type CustomerList = Schemas['CustomerList'];
-export type CreateCustomerRequest = Schemas['CreateCustomerRequest'];
-export type UpdateCustomerRequest = Schemas['UpdateCustomerRequest'];
-export type Subscription = Schemas['Subscription'];
-export type SubscriptionList = Schemas['SubscriptionList'];
-export type CancelSubscriptionRequest =
-  RequestBodies['CancelSubscriptionRequest']['content']['application/json'];
-export type Entitlements = Schemas['Entitlements'];
-export type EntitlementCheck = Schemas['EntitlementCheck'];
+export interface Customer extends Schema<'Customer'> {}
+export interface CustomerList extends Schema<'CustomerList'> {
+  data: Customer[];
+}
+export interface CreateCustomerRequest extends Schema<'CreateCustomerRequest'> {}
+export interface UpdateCustomerRequest extends Schema<'UpdateCustomerRequest'> {}
+export interface Subscription extends Schema<'Subscription'> {}
+export interface SubscriptionList extends Schema<'SubscriptionList'> {
+  data: Subscription[];
+}
+export interface CancelSubscriptionRequest extends RequestBody<'CancelSubscriptionRequest'> {}
+export interface Entitlements extends Schema<'Entitlements'> {}
+export interface EntitlementCheck extends Schema<'EntitlementCheck'> {}
 export type CheckoutSessionRequest = Schemas['CheckoutSessionRequest'];
-export type CheckoutSessionResult = Schemas['CheckoutSessionResult'];
-export type Invoice = Schemas['Invoice'];
-export type InvoiceList = Schemas['InvoiceList'];
-export type CouponValidationRequest = Schemas['CouponValidationRequest'];
+export interface CheckoutSessionResult extends Schema<'CheckoutSessionResult'> {}
+export interface Invoice extends Schema<'Invoice'> {}
+export interface InvoiceList extends Schema<'InvoiceList'> {
+  data: Invoice[];
+}
+export interface CouponValidationRequest extends Schema<'CouponValidationRequest'> {}
 export type CouponValidationResult = Schemas['CouponValidationResult'];
-export type Organization = Schemas['Organization'];
-export type OrganizationList = Schemas['OrganizationList'];
-export type Session = Schemas['Session'];
-export type SessionCustomer = Schemas['SessionCustomer'];
-export type VerifyResult = Schemas['VerifyResult'];
-export type SwitchOrganizationResult = Schemas['SwitchOrganizationResult'];
-export type SuccessResult = Schemas['SuccessResult'];
-export type ErrorEnvelope = Schemas['Error'];
-export type WebhookEndpoint = Schemas['WebhookEndpoint'];
-export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
-export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointRequest'];
-export type UpdateWebhookEndpointRequest = Schemas['UpdateWebhookEndpointRequest'];
+export interface Organization extends Schema<'Organization'> {}
+export interface OrganizationList extends Schema<'OrganizationList'> {
+  data: Organization[];
+}
+export interface Session extends Schema<'Session'> {}
+export interface SessionCustomer extends Schema<'SessionCustomer'> {}
+export interface VerifyResult extends Schema<'VerifyResult'> {}
+export interface SwitchOrganizationResult extends Schema<'SwitchOrganizationResult'> {}
+export interface SuccessResult extends Schema<'SuccessResult'> {}
+export interface ErrorEnvelope extends Schema<'Error'> {}
+export interface WebhookEndpoint extends Schema<'WebhookEndpoint'> {}
+export interface WebhookEndpointWithSecret extends Schema<'WebhookEndpointWithSecret'> {}
+export interface CreateWebhookEndpointRequest extends Schema<'CreateWebhookEndpointRequest'> {}
+export interface UpdateWebhookEndpointRequest extends Schema<'UpdateWebhookEndpointRequest'> {}
 export type WebhookEventType = Schemas['WebhookEventType'];
+export interface CreditGrant extends Schema<'CreditGrant'> {}
+export interface Balance extends Schema<'Balance'> {}
 /** `GET /v1/webhook-endpoints` (its list schema is inline in the document). */
 export interface WebhookEndpointList {
   readonly data: WebhookEndpoint[];
@@ -48,13 +64,13 @@ export type BillingContext =
   | { readonly customerId: string; readonly organizationId?: undefined }
   | { readonly organizationId: string; readonly customerId?: undefined };
 
-/** Options of every POST: an `Idempotency-Key`, so a retried call is applied once. */
-export interface PostOptions {
+/** Options of every POST: those of every call, and an `Idempotency-Key` so a retried call is applied once. */
+export interface PostOptions extends RequestOptions {
   readonly idempotencyKey?: string;
 }
 
-export type ChangePlanRequest = RequestBodies['ChangePlanRequest']['content']['application/json'];
-export type BillingPortalSessionRequest = Schemas['BillingPortalSessionRequest'];
-export type BillingPortalSessionResult = Schemas['BillingPortalSessionResult'];
-export type SubscriptionSyncResult = Schemas['SubscriptionSyncResult'];
-export type DeletedCustomer = Schemas['DeletedCustomer'];
+export interface ChangePlanRequest extends RequestBody<'ChangePlanRequest'> {}
+export interface BillingPortalSessionRequest extends Schema<'BillingPortalSessionRequest'> {}
+export interface BillingPortalSessionResult extends Schema<'BillingPortalSessionResult'> {}
+export interface SubscriptionSyncResult extends Schema<'SubscriptionSyncResult'> {}
+export interface DeletedCustomer extends Schema<'DeletedCustomer'> {}

@@ -1,4 +1,5 @@
 import { TollgateError } from './errors.js';
+import type { WebhookEvent } from './webhook-events.js';
 
 /** How far a delivery's timestamp may be from now, either way (replayed deliveries are refused). */
 const TOLERANCE_SECONDS = 5 * 60;
@@ -43,10 +44,11 @@ function equalInConstantTime(a: string, b: string): boolean {
 /**
  * Verifies a webhook delivery signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`,
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.payload">`, secret `whsec_<base64>`)
- * and returns the parsed event. Pass the raw body exactly as received. Throws a TollgateError (400)
- * for a bad signature, a missing header or a timestamp more than five minutes away.
+ * and returns the parsed event, a `WebhookEvent` told apart by `type`. Pass the raw body exactly as
+ * received. Throws a TollgateError (400) for a bad signature, a missing header or a timestamp more than
+ * five minutes away.
  */
-export async function verifyWebhook<T = unknown>(
+export async function verifyWebhook<T = WebhookEvent>(
   payload: string | Uint8Array,
   headers: Headers,
   secret: string,

@@ -41,6 +41,7 @@ function formFromSettings(settings) {
     customVerificationUrl: settings.customVerificationUrl ?? '',
     trialPaymentMethod: settings.trialPaymentMethod,
     organizationsEnabled: settings.organizationsEnabled,
+    allowMultipleSubscriptions: settings.allowMultipleSubscriptions,
     sessionTtlSeconds: String(settings.sessionTtlSeconds),
   };
 }
@@ -61,6 +62,7 @@ function settingsInput(form) {
       form.customVerificationUrl.trim() === '' ? null : form.customVerificationUrl.trim(),
     trialPaymentMethod: form.trialPaymentMethod,
     organizationsEnabled: form.organizationsEnabled,
+    allowMultipleSubscriptions: form.allowMultipleSubscriptions,
     sessionTtlSeconds: number('sessionTtlSeconds'),
   };
   return { input, errors };
@@ -123,6 +125,8 @@ function SettingsForm({ app, onSaved }) {
     <//>
     <${Checkbox} label="Organizations enabled" checked=${form.organizationsEnabled}
       onChange=${set('organizationsEnabled')} error=${errors.organizationsEnabled} />
+    <${Checkbox} label="Several subscriptions per customer (add-ons)" checked=${form.allowMultipleSubscriptions}
+      onChange=${set('allowMultipleSubscriptions')} error=${errors.allowMultipleSubscriptions} />
     <${Field} label="Session lifetime (seconds)" error=${errors.sessionTtlSeconds}>
       ${(p) => html`<input ...${p} type="number" inputmode="numeric" min="60"
         value=${form.sessionTtlSeconds} onInput=${text('sessionTtlSeconds')} />`}
@@ -228,6 +232,7 @@ const SETTING_LABELS = [
   ['customVerificationUrl', 'Custom verification URL'],
   ['trialPaymentMethod', 'Trial payment method'],
   ['organizationsEnabled', 'Organizations enabled'],
+  ['allowMultipleSubscriptions', 'Several subscriptions per customer (add-ons)'],
   ['sessionTtlSeconds', 'Session lifetime (seconds)'],
 ];
 

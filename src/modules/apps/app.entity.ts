@@ -31,6 +31,13 @@ export class App {
   @Property({ type: 'boolean', default: false })
   organizationsEnabled: Opt<boolean> = false;
 
+  /**
+   * False: a subject with a live subscription changes plan instead of checking out again. True for apps
+   * that sell add-ons, where one subject holds several subscriptions.
+   */
+  @Property({ type: 'boolean', default: false })
+  allowMultipleSubscriptions: Opt<boolean> = false;
+
   @Property({ type: 'integer', default: 2592000 })
   sessionTtlSeconds: Opt<number> = 2592000;
 

@@ -26,6 +26,11 @@ export class AppSettingsType {
   trialPaymentMethod!: TrialPaymentMethodEnum;
   @Field()
   organizationsEnabled!: boolean;
+  @Field({
+    description:
+      'Let a customer or organization with a live subscription check out again for another one (add-ons); false: checkout answers 409 and the plan is changed instead',
+  })
+  allowMultipleSubscriptions!: boolean;
   @Field({ description: 'Lifetime of a customer session token, in seconds' })
   sessionTtlSeconds!: number;
   @Field(() => Int, { description: 'Lifetime of an entitlement token, in seconds (30–3600)' })
@@ -77,6 +82,7 @@ export class AppType {
       customVerificationUrl: app.customVerificationUrl,
       trialPaymentMethod: app.trialPaymentMethod as TrialPaymentMethodEnum,
       organizationsEnabled: app.organizationsEnabled,
+      allowMultipleSubscriptions: app.allowMultipleSubscriptions,
       sessionTtlSeconds: app.sessionTtlSeconds,
       entitlementTokenTtlSeconds: app.entitlementTokenTtlSeconds,
     });
@@ -120,6 +126,8 @@ export class AppSettingsInput {
   trialPaymentMethod?: TrialPaymentMethodEnum;
   @Field({ nullable: true })
   organizationsEnabled?: boolean;
+  @Field({ nullable: true })
+  allowMultipleSubscriptions?: boolean;
   @Field({ nullable: true })
   sessionTtlSeconds?: number;
   @Field(() => Int, { nullable: true })

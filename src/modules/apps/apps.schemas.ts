@@ -27,6 +27,7 @@ export const appSettingsSchema = z.strictObject({
   customVerificationUrl: absoluteUrlSchema.nullable().optional(),
   trialPaymentMethod: z.enum(['require_payment_method', 'no_payment_method']).optional(),
   organizationsEnabled: z.boolean().optional(),
+  allowMultipleSubscriptions: z.boolean().optional(),
   sessionTtlSeconds: z
     .number()
     .int('must be a whole number of seconds')

@@ -1,3 +1,4 @@
+import { noteCustomer } from '../../core/subjects.js';
 import type { Metadata } from '../customers/customer.entity.js';
 import { presentEntitlements } from '../entitlements/entitlements.presenter.js';
 import type { Entitlements } from '../entitlements/entitlements.service.js';
@@ -28,6 +29,7 @@ export interface VerifyResultJson {
 }
 
 export function presentSessionCustomer(customer: SessionCustomer): SessionCustomerJson {
+  noteCustomer(customer.id);
   return { id: customer.id, email: customer.email, name: customer.name, metadata: customer.metadata };
 }
 

@@ -1,5 +1,6 @@
 import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
+import { noteCustomer } from '../../core/subjects.js';
 import type { Metadata } from '../customers/customer.entity.js';
 import { EntitlementsType } from '../entitlements/entitlement.type.js';
 import { OrgRoleEnum } from '../organizations/organization.type.js';
@@ -18,6 +19,7 @@ export class SessionCustomerType {
   metadata!: Metadata;
 
   static from(customer: SessionCustomer): SessionCustomerType {
+    noteCustomer(customer.id);
     return Object.assign(new SessionCustomerType(), {
       id: customer.id,
       email: customer.email,

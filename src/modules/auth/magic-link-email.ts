@@ -13,6 +13,8 @@ export function magicLinkEmail(input: MagicLinkEmailInput): MailMessage {
   // The app name is operator-chosen text; keep it on one line so it cannot shape the headers.
   const appName = input.appName.replace(/[\r\n\t]+/g, ' ').trim();
   const minutes = input.expiryMinutes === 1 ? '1 minute' : `${input.expiryMinutes} minutes`;
+  // Opening the link does not use it up (mail scanners open links too): signing in with it does.
+  const lifetime = `You can open the link until you have signed in with it, for ${minutes} at most.`;
   const text = [
     `Sign in to ${appName}`,
     '',
@@ -20,7 +22,7 @@ export function magicLinkEmail(input: MagicLinkEmailInput): MailMessage {
     '',
     input.link,
     '',
-    `The link works once and expires in ${minutes}.`,
+    lifetime,
     'If you did not ask to sign in, you can ignore this e-mail.',
     '',
   ].join('\n');
@@ -30,7 +32,7 @@ export function magicLinkEmail(input: MagicLinkEmailInput): MailMessage {
 <h1 style="font-size: 20px">Sign in to ${escapeHtml(appName)}</h1>
 <p><a href="${escapeHtml(input.link)}" style="display: inline-block; padding: 10px 18px; background: #111; color: #fff; text-decoration: none; border-radius: 6px">Sign in</a></p>
 <p>Or copy this address into your browser:<br><span style="word-break: break-all">${escapeHtml(input.link)}</span></p>
-<p style="color: #555">The link works once and expires in ${minutes}. If you did not ask to sign in, you can ignore this e-mail.</p>
+<p style="color: #555">${lifetime} If you did not ask to sign in, you can ignore this e-mail.</p>
 </body>
 </html>
 `;

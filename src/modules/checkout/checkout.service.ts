@@ -1,6 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { ForbiddenError, NotFoundError, ProviderError, ValidationError } from '../../core/errors.js';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  ProviderError,
+  ValidationError,
+} from '../../core/errors.js';
 import { type AppPrincipal, type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { App } from '../apps/app.entity.js';
@@ -13,12 +19,20 @@ import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import { Organization, OrganizationMember } from '../organizations/organization.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
+import { Subscription } from '../subscriptions/subscription.entity.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { type CheckoutInput, checkoutSchema } from './checkout.schemas.js';
 import { type CheckoutBuyer, encodeCallerMetadata, trackingMetadata } from './checkout-metadata.js';
+import { OpenCheckout } from './open-checkout.entity.js';
 
 /** Who pays at Stripe: an existing Stripe customer, or an e-mail for a customer Stripe creates. */
 type ProviderBuyer = { readonly id: string } | { readonly email: string };
+
+/**
+ * Statuses of a subscription its owner still holds: a second checkout would bill the owner twice, so
+ * the plan is changed instead (`paused` is a trial that ended without a card and can be resumed).
+ */
+const LIVE_STATUSES = ['trialing', 'active', 'past_due', 'paused'] as const;
 
 /**
  * Hosted checkout: the only way Tollgate's subscriptions start. The session carries Tollgate's tracking
@@ -35,7 +49,8 @@ export class CheckoutService {
   /**
    * `POST /v1/checkout/session`: a Stripe checkout for one plan, for exactly one of an existing customer,
    * a new customer by e-mail, or an organization. An API key may check out anyone of its app; a customer
-   * session only itself, or an organization it owns or administers.
+   * session only itself, or an organization it owns or administers. Unless the app allows several
+   * subscriptions, a buyer that already holds a live subscription gets 409 (change its plan instead).
    */
   async createCheckoutSession(principal: Principal, input: unknown): Promise<{ url: string }> {
     const caller = requireAppPrincipal(principal);
@@ -71,7 +86,45 @@ export class CheckoutService {
       metadata: tracking,
       subscriptionMetadata: { ...tracking, ...encodeCallerMetadata(body.metadata ?? {}) },
     });
+    await this.#recordOpen(app, tracked, session);
     return { url: session.url };
+  }
+
+  /** Remembers the session until it completes, so the buyer's other open sessions can then be expired. */
+  async #recordOpen(app: App, buyer: CheckoutBuyer, session: { id: string; expiresAt: Date }): Promise<void> {
+    const now = this.clock.now();
+    await this.orm.em.transactional(async (em) => {
+      // Sessions never paid are cleared away once the provider has expired them by itself.
+      await em.nativeDelete(OpenCheckout, { app: app.id, expiresAt: { $lt: now } });
+      await em.insert(OpenCheckout, {
+        id: session.id,
+        app: app.id,
+        customer: 'customerId' in buyer ? buyer.customerId : null,
+        organization: 'organizationId' in buyer ? buyer.organizationId : null,
+        emailLower: 'email' in buyer ? buyer.email.toLowerCase() : null,
+        expiresAt: session.expiresAt,
+        createdAt: now,
+      });
+    });
+  }
+
+  /** 409 naming the plan-change endpoint when the owner already holds a live subscription of the app. */
+  async #assertNoLiveSubscription(
+    app: App,
+    owner: { customer: string } | { organization: string },
+    who: string,
+  ): Promise<void> {
+    if (app.allowMultipleSubscriptions) return;
+    const live = await this.orm.em.findOne(
+      Subscription,
+      { app: app.id, ...owner, status: { $in: [...LIVE_STATUSES] } },
+      { orderBy: { createdAt: 'desc' } },
+    );
+    if (!live) return;
+    throw new ConflictError(
+      `${who} already has subscription ${live.id}, which is ${live.status}: change its plan with ` +
+        `POST /v1/subscriptions/:id/change-plan (id ${live.id}) instead of starting another checkout`,
+    );
   }
 
   /** The buyer as tracked by Tollgate and as passed to Stripe, with the caller's right to buy for it. */
@@ -87,6 +140,7 @@ export class CheckoutService {
       }
       const customer = await em.findOne(Customer, { id: body.customerId, app: app.id });
       if (!customer) throw new NotFoundError('Customer', body.customerId);
+      await this.#assertNoLiveSubscription(app, { customer: customer.id }, `Customer ${customer.id}`);
       return {
         tracked: { customerId: customer.id },
         provider: { id: await this.#customerAtProvider(customer) },
@@ -101,6 +155,11 @@ export class CheckoutService {
       // An e-mail that already belongs to a customer of the app is that customer's checkout.
       const existing = await em.findOne(Customer, { app: app.id, emailLower: body.email.toLowerCase() });
       if (existing) {
+        await this.#assertNoLiveSubscription(
+          app,
+          { customer: existing.id },
+          `The customer with this e-mail (${existing.id})`,
+        );
         return {
           tracked: { customerId: existing.id },
           provider: { id: await this.#customerAtProvider(existing) },
@@ -125,6 +184,11 @@ export class CheckoutService {
       }
       email = membership.customer.email;
     }
+    await this.#assertNoLiveSubscription(
+      app,
+      { organization: organization.id },
+      `Organization ${organization.id}`,
+    );
     return {
       tracked: { organizationId: organization.id },
       provider: { id: await this.#organizationAtProvider(organization, email) },
@@ -153,7 +217,9 @@ export class CheckoutService {
       );
       const current = await em.findOneOrFail(Customer, { id: customer.id }, { refresh: true });
       if (linked === 1)
-        await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(current));
+        await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(current), [
+          current.id,
+        ]);
       return current;
     });
     return stored.paymentCustomerId ?? created.id;

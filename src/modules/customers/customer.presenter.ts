@@ -1,4 +1,5 @@
 import type { Page } from '../../core/pagination.js';
+import { noteCustomer } from '../../core/subjects.js';
 import type { Customer, Metadata } from './customer.entity.js';
 
 /** The interface's Customer object: exactly these seven fields, timestamps in ISO 8601. */
@@ -19,6 +20,7 @@ export interface CustomerListJson {
 }
 
 export function presentCustomer(customer: Customer): CustomerJson {
+  noteCustomer(customer.id);
   return {
     id: customer.id,
     email: customer.email,

@@ -1,6 +1,7 @@
 import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import type { Page } from '../../core/pagination.js';
+import { noteCustomer } from '../../core/subjects.js';
 import type { Customer, Metadata } from './customer.entity.js';
 
 @ObjectType('Customer', { description: 'An end user of an app' })
@@ -21,6 +22,7 @@ export class CustomerType {
   updatedAt!: Date;
 
   static from(customer: Customer): CustomerType {
+    noteCustomer(customer.id);
     return Object.assign(new CustomerType(), {
       id: customer.id,
       email: customer.email,

@@ -7,6 +7,7 @@ import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Page } from '../../core/pagination.js';
 import { type AppScope, type Principal, requireApiKey } from '../../core/principal.js';
+import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
@@ -449,11 +450,19 @@ export class CustomersService {
           createdAt: now,
           updatedAt: now,
         });
-        await this.events.record(em, appId, 'customer.created', presentCustomer(customer));
+        await this.events.record(em, appId, 'customer.created', presentCustomer(customer), [customer.id]);
         return customer;
       });
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) {
+        // The refusal names the address, so the customer holding it is a subject of this request (a
+        // stored idempotent answer of it goes when that customer is erased).
+        const holder = await this.em.findOne(
+          Customer,
+          { app: appId, emailLower: email.toLowerCase() },
+          { fields: ['id'] },
+        );
+        noteCustomer(holder?.id);
         throw new ConflictError(`A customer with e-mail ${email} already exists`);
       }
       throw error;
@@ -490,7 +499,7 @@ export class CustomersService {
         customer.name = name;
         customer.metadata = metadata;
         customer.updatedAt = this.clock.now();
-        await this.events.record(em, appId, 'customer.updated', presentCustomer(customer));
+        await this.events.record(em, appId, 'customer.updated', presentCustomer(customer), [customer.id]);
       }
       return customer;
     });
@@ -529,7 +538,7 @@ export class CustomersService {
       .execute();
     const customer = await em.findOneOrFail(Customer, { app: appId, emailLower });
     if (customer.id === id)
-      await this.events.record(em, appId, 'customer.created', presentCustomer(customer));
+      await this.events.record(em, appId, 'customer.created', presentCustomer(customer), [customer.id]);
     return customer;
   }
 
@@ -541,7 +550,9 @@ export class CustomersService {
     if (customer.paymentCustomerId) return;
     customer.paymentCustomerId = paymentCustomerId;
     customer.updatedAt = this.clock.now();
-    await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(customer));
+    await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(customer), [
+      customer.id,
+    ]);
   }
 
   private async getCustomerOrFail(appId: string, id: string): Promise<Customer> {

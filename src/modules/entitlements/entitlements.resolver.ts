@@ -1,4 +1,4 @@
-import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
 import { APP_ID_ARG, sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { EntitlementCheckType, EntitlementsType } from './entitlement.type.js';
@@ -28,13 +28,24 @@ export class EntitlementsResolver {
   async checkEntitlement(
     @Ctx() ctx: GraphQLContext,
     @Arg('feature') feature: string,
+    @Arg('amount', () => Int, {
+      nullable: true,
+      description: 'For a metered feature: units asked for, default 1',
+    })
+    amount?: number | null,
     @Arg('customerId', () => ID, { nullable: true }) customerId?: string | null,
     @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
     @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<EntitlementCheckType> {
     const query = sentArgs({ customerId, organizationId });
     return EntitlementCheckType.from(
-      await this.entitlementsService.checkFeature(ctx.principal, feature, query, { appId }),
+      await this.entitlementsService.checkFeature(
+        ctx.principal,
+        feature,
+        query,
+        { appId },
+        amount ?? undefined,
+      ),
     );
   }
 }

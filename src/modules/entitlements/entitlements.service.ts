@@ -4,9 +4,13 @@ import { parseInput } from '../../core/validation.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
 import { actingOnApp } from '../apps/app-rules.js';
+import type { BalanceReader } from '../metering/balance-reader.js';
+import type { Balance } from '../metering/ledger.js';
+import { amountQuerySchema } from '../metering/metering.schemas.js';
+import { entitlementFeatures, isMetered, type MeteredFeature } from '../plans/metered-feature.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
-import { loadEntitledPlan } from '../subscriptions/entitled-plan.js';
+import { loadEntitledPlanWithAnchor } from '../subscriptions/entitled-plan.js';
 import { featureSchema } from './entitlements.schemas.js';
 import { loadEntitlementsVersion } from './entitlements-version.js';
 
@@ -45,9 +49,27 @@ export interface FeatureCheck {
   readonly feature: string;
   readonly allowed: boolean;
   readonly value: FeatureValue | null;
+  /** A metered feature's live balance (`allowed` when it holds the amount asked for). */
+  readonly balance?: Balance;
 }
 
 export const NO_ENTITLEMENTS: Entitlements = Object.freeze({ planName: null, features: Object.freeze({}) });
+
+/**
+ * A context's entitled plan as the cache keeps it: the entitlements as presented (a metered feature's
+ * value is its limit) and, for metering, the metered definitions and the subscription's billing anchor.
+ */
+export interface EntitledState {
+  readonly entitlements: Entitlements;
+  readonly metered: Readonly<Record<string, MeteredFeature>>;
+  readonly billingAnchor: Date | null;
+}
+
+const NOTHING_ENTITLED: EntitledState = Object.freeze({
+  entitlements: NO_ENTITLEMENTS,
+  metered: Object.freeze({}),
+  billingAnchor: null,
+});
 
 /** A feature grants access when it is `true`, a number above 0 or a non-empty string. */
 export function isAllowed(value: FeatureValue | null): boolean {
@@ -62,7 +84,7 @@ export function isAllowed(value: FeatureValue | null): boolean {
  * cached per context and dropped on every instance when a subscription or plan change commits.
  */
 export class EntitlementsService {
-  readonly #cache: FeedCache<Entitlements>;
+  readonly #cache: FeedCache<EntitledState>;
   /** Customers an API key may ask about, so a check names a customer without a query. */
   readonly #customers: FeedCache<boolean>;
 
@@ -70,6 +92,7 @@ export class EntitlementsService {
     private readonly orm: MikroORM,
     private readonly changes: ChangeFeed,
     observer?: CacheObserver,
+    private readonly balances?: BalanceReader,
   ) {
     this.#cache = new FeedCache(changes, staleBy, CACHE_MAX_ENTRIES, observer);
     this.#customers = knownCustomers(changes);
@@ -80,6 +103,11 @@ export class EntitlementsService {
    * `synced`: the caller's own change-feed barrier for this request, if it made one (see FeedCache.get).
    */
   async resolve(context: EntitlementContext, synced?: boolean): Promise<Entitlements> {
+    return (await this.resolveState(context, synced)).entitlements;
+  }
+
+  /** The context's entitled state with its metered features (see `resolve`), for metering. */
+  async resolveState(context: EntitlementContext, synced?: boolean): Promise<EntitledState> {
     // Inside a transaction the caller may have written rows not yet committed: read them, cache nothing.
     if (this.orm.em.isInTransaction()) return this.#load(context);
     const key =
@@ -106,24 +134,56 @@ export class EntitlementsService {
     return this.resolve(await billingContextOf(this.orm, acting, query, this.#customers, synced), synced);
   }
 
-  /** `GET /v1/entitlements/check/:feature`: whether the context's plan grants `feature`, and its value. */
+  /**
+   * `GET /v1/entitlements/check/:feature`: whether the context's plan grants `feature`, and its value.
+   * For a metered feature the value is its limit, `allowed` says whether the live balance holds
+   * `amount` (default 1), and `balance` is that balance.
+   */
   async checkFeature(
     principal: Principal,
     feature: unknown,
     query: unknown,
     scope?: AppScope,
+    amountArg?: unknown,
   ): Promise<FeatureCheck> {
+    const { amount: rawAmount, ...whose } = (query ?? {}) as Record<string, unknown>;
     const name = parseInput(featureSchema, feature);
-    const { features } = await this.getEntitlements(principal, query, scope);
+    const amount = parseInput(amountQuerySchema, amountArg ?? rawAmount) ?? 1;
+    const acting = await actingOnApp(this.orm.em, principal, scope);
+    const synced = await this.changes.synced();
+    const context = await billingContextOf(this.orm, acting, whose, this.#customers, synced);
+    const state = await this.resolveState(context, synced);
+    const { features } = state.entitlements;
     const value = Object.hasOwn(features, name) ? features[name]! : null;
+    if (this.balances && Object.hasOwn(state.metered, name)) {
+      const balance = (await this.balances.one(context, state, name))!;
+      return { feature: name, allowed: balance.remaining >= amount, value, balance };
+    }
     return { feature: name, allowed: isAllowed(value), value };
   }
 
-  async #load(context: EntitlementContext): Promise<Entitlements> {
-    const plan = await loadEntitledPlan(this.orm.em, context);
+  async #load(context: EntitlementContext): Promise<EntitledState> {
+    const plan = await loadEntitledPlanWithAnchor(this.orm.em, context);
     const { version, planId } = await loadEntitlementsVersion(this.orm.em, context);
-    return plan.planName !== null
-      ? Object.freeze({ planName: plan.planName, features: Object.freeze(plan.features), version, planId })
-      : Object.freeze({ ...NO_ENTITLEMENTS, version, planId: null });
+    if (plan.planName === null)
+      return Object.freeze({
+        ...NOTHING_ENTITLED,
+        entitlements: Object.freeze({ ...NO_ENTITLEMENTS, version, planId: null }),
+      });
+    const features = entitlementFeatures(plan.features);
+    const metered: Record<string, MeteredFeature> = {};
+    for (const [name, value] of Object.entries(plan.features)) {
+      if (isMetered(value)) metered[name] = Object.freeze({ ...value });
+    }
+    return Object.freeze({
+      entitlements: Object.freeze({
+        planName: plan.planName,
+        features: Object.freeze(features),
+        version,
+        planId,
+      }),
+      metered: Object.freeze(metered),
+      billingAnchor: plan.periodEnd ?? null,
+    });
   }
 }

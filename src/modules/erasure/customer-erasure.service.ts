@@ -5,6 +5,7 @@ import { type Principal, requireApiKey } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { MagicLinkRequest } from '../auth/magic-link-request.entity.js';
 import { Session } from '../auth/session.entity.js';
+import { OpenCheckout } from '../checkout/open-checkout.entity.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { Subscription } from '../subscriptions/subscription.entity.js';
@@ -12,19 +13,23 @@ import type { SubscriptionLifecycleService } from '../subscriptions/subscription
 import { hasEnded } from '../subscriptions/subscription-transitions.js';
 import { customerIdSchema } from './customer-erasure.schemas.js';
 
-/** The personal data of a customer being deleted, as the places that keep copies need it. */
+/**
+ * Who is being deleted, by id only: every row written on a customer's behalf records the ids of the
+ * customers (and organizations) it concerns when it is written, and an erasure selects by those ids,
+ * never by searching text for an e-mail or a name (which finds other customers' rows and misses some of
+ * the customer's own).
+ */
 export interface ErasedCustomer {
   readonly appId: string;
   readonly customerId: string;
-  readonly email: string;
-  readonly name: string | null;
   readonly sessionIds: readonly string[];
 }
 
 /**
  * A store outside the customer's own rows that may hold copies of its personal data (stored idempotent
- * answers; outbound webhook payloads). Each erases them in the deletion's transaction; this is also where
- * an outbox records the `customer.deleted` event, so the event exists if and only if the deletion does.
+ * answers; outbound webhook payloads). Each erases them, selected by subject id, in the deletion's
+ * transaction; this is also where an outbox records the `customer.deleted` event, so the event exists if
+ * and only if the deletion does.
  */
 export interface CustomerDataEraser {
   eraseCustomer(em: EntityManager, customer: ErasedCustomer): Promise<void>;
@@ -86,13 +91,13 @@ export class CustomerErasureService {
       const erased: ErasedCustomer = {
         appId: caller.appId,
         customerId: id,
-        email: locked.email,
-        name: locked.name,
         sessionIds: sessions.map((session) => session.id),
       };
       for (const eraser of this.erasers) await eraser.eraseCustomer(tx, erased);
       // The abuse-limit rows name the address, not the customer.
       await tx.nativeDelete(MagicLinkRequest, { app: caller.appId, emailLower: locked.email.toLowerCase() });
+      // So do open checkouts started by e-mail before the customer existed (by id: on delete cascade).
+      await tx.nativeDelete(OpenCheckout, { app: caller.appId, emailLower: locked.email.toLowerCase() });
       // The caller's checkout metadata travelled with the customer's subscriptions; the billing facts stay.
       await tx.nativeUpdate(Subscription, { customer: id }, { metadata: {} });
       // Sessions, magic-link tokens and memberships go with the row (on delete cascade); subscriptions

@@ -12,6 +12,12 @@ import { App } from '../apps/app.entity.js';
 @Entity({ tableName: 'idempotency_record' })
 @Index({ properties: ['expiresAt'] })
 @Index({ properties: ['app'] })
+// The erasure's lookup: one app's records naming a customer id.
+@Index({
+  name: 'idempotency_record_app_id_customer_ids_index',
+  expression:
+    'create index "idempotency_record_app_id_customer_ids_index" on "idempotency_record" using gin ("app_id", "customer_ids" jsonb_path_ops)',
+})
 export class IdempotencyRecord {
   /** The API key's or session's id (never the token itself). */
   @PrimaryKey({ type: 'text' })
@@ -43,9 +49,19 @@ export class IdempotencyRecord {
   @Property({ type: 'text', nullable: true })
   responseBody: string | null = null;
 
-  /** The customer ids the request and its answer name: what a customer's deletion erases by. */
+  /**
+   * The subjects: every customer id the request touched (noted while it ran, whatever its answer shows)
+   * or named. A customer's erasure selects the records to erase by these ids alone.
+   */
   @Property({ type: 'jsonb', defaultRaw: "'[]'" })
   customerIds: Opt<string[]> = [];
+
+  /**
+   * Set when a customer the record concerned was erased: the record is a tombstone (credential, key and
+   * expiry only) and a repeat answers 409 until it expires.
+   */
+  @Property({ type: 'datetime', nullable: true })
+  erasedAt: Date | null = null;
 
   @Property({ type: 'datetime' })
   createdAt!: Date;

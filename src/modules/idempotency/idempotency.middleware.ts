@@ -8,6 +8,7 @@ import {
   type SelectionNode,
 } from 'graphql';
 import { asDomainError, statusOf, ValidationError } from '../../core/errors.js';
+import { withSubjectScope } from '../../core/subjects.js';
 import { graphqlCodeOf } from '../../graphql/format-error.js';
 import type { IdempotencyScope, IdempotencyService, StoredResponse } from './idempotency.service.js';
 import {
@@ -195,15 +196,18 @@ export function idempotencyMiddleware(service: IdempotencyService, transport: Tr
       return refuse(res, next, transport, error);
     }
     if (claim.kind === 'replay') return replay(res, claim.response);
+    // Every customer the request touches is noted here while it runs, and recorded with its answer.
+    const touched = new Set<string>();
     captureAnswer(res, async (status, body) => {
       const contentType = res.getHeader('Content-Type');
       const keep = isReplayable(status, body, transport === 'graphql');
       await claim
         .finish(
           keep ? { status, body, contentType: contentType === undefined ? null : String(contentType) } : null,
+          [...touched],
         )
         .catch((error: unknown) => req.log?.warn({ err: error }, 'idempotency record not stored'));
     });
-    next();
+    withSubjectScope(touched, () => service.runAsRecord(scope, key, next));
   };
 }

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
@@ -22,8 +23,11 @@ export interface StoredResponse {
 export type Claim =
   | {
       readonly kind: 'run';
-      /** Stores the answer for replay, or (null) gives the key back so a retry runs again. */
-      finish(response: StoredResponse | null): Promise<void>;
+      /**
+       * Stores the answer for replay, or (null) gives the key back so a retry runs again. `subjects`: the
+       * customers the request touched (src/core/subjects.ts), recorded with the answer.
+       */
+      finish(response: StoredResponse | null, subjects?: readonly string[]): Promise<void>;
     }
   | { readonly kind: 'replay'; readonly response: StoredResponse };
 
@@ -44,20 +48,37 @@ const PURGE_BATCH = 1000;
 
 interface RecordRow {
   fingerprint: string;
+  erased_at: Date | null;
   response_status: number | null;
   response_content_type: string | null;
   response_body: string | null;
 }
 
-/** Who a customer erasure concerns, as far as stored answers go. */
+/** Who a customer erasure concerns, as far as stored answers go: ids only, never text to search for. */
 export interface ErasedCustomer {
   readonly appId: string;
   readonly customerId: string;
-  readonly email: string;
-  readonly name: string | null;
   /** The customer's sessions: answers kept under them are the customer's own. */
   readonly sessionIds: readonly string[];
 }
+
+/** What a repeat of a request whose customer was erased is told (409, without running). */
+export const ERASED_SUBJECT_MESSAGE =
+  'The customer this request concerned was deleted: its answer is no longer kept, and the request does not run again; use a new Idempotency-Key for a new request';
+
+/**
+ * The key a tombstone keeps in place of the one sent, which may itself hold a personal value (a key made
+ * of the customer's e-mail, say): a digest, which a repeat of the key finds again.
+ */
+function tombstoneKey(key: string): string {
+  return `erased:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+}
+
+/** `tombstoneKey` of the record `r`'s key, in SQL. */
+const TOMBSTONE_KEY_SQL = `'erased:' || encode(sha256(convert_to(r.key, 'UTF8')), 'hex')`;
+
+/** The record of the request being served, so that its own customer erasure leaves it to finish. */
+const ownRecord = new AsyncLocalStorage<{ readonly credentialId: string; readonly key: string }>();
 
 /**
  * Idempotency keys, shared by every instance through PostgreSQL. `claim` inserts the record before the
@@ -99,12 +120,16 @@ export class IdempotencyService {
       if (await this.#take(scope, key, fingerprint, ownerToken, customerIds))
         return this.#run(scope, key, ownerToken);
       const [row] = await this.connection.execute<RecordRow[]>(
-        `select fingerprint, response_status, response_content_type, response_body
-           from idempotency_record where credential_id = ? and key = ?`,
-        [scope.credentialId, key],
+        `select fingerprint, erased_at, response_status, response_content_type, response_body
+           from idempotency_record
+          where credential_id = ? and (key = ? or (key = ? and expires_at > ?))
+          order by erased_at nulls last limit 1`,
+        [scope.credentialId, key, tombstoneKey(key), this.clock.now()],
       );
       // Given back (its first run failed with a server error) between the two statements: try again.
       if (!row) continue;
+      // A tombstone: the answer concerned a customer since deleted. Neither replayed nor run again.
+      if (row.erased_at !== null) throw new ConflictError(ERASED_SUBJECT_MESSAGE);
       if (row.fingerprint !== fingerprint) {
         throw new ConflictError(
           'Idempotency-Key was already used with a different request (method, path or body); use a new key for a new request',
@@ -131,7 +156,8 @@ export class IdempotencyService {
 
   /**
    * Inserts the record as running, or takes over one that expired, or one of the same request whose run
-   * died (lease passed without an answer). True when this run now holds it.
+   * died (lease passed without an answer); never while the key's tombstone lasts. True when this run now
+   * holds it.
    */
   async #take(
     scope: IdempotencyScope,
@@ -144,7 +170,9 @@ export class IdempotencyService {
     const rows = await this.connection.execute<unknown[]>(
       `insert into idempotency_record as r
          (credential_id, key, app_id, fingerprint, owner_token, locked_until, customer_ids, created_at, expires_at)
-       values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)
+       select ?, ?, ?, ?, ?, ?::timestamptz, ?::jsonb, ?::timestamptz, ?::timestamptz
+        where not exists (select 1 from idempotency_record t
+                           where t.credential_id = ? and t.key = ? and t.expires_at > ?)
        on conflict (credential_id, key) do update
          set app_id = excluded.app_id, fingerprint = excluded.fingerprint, owner_token = excluded.owner_token,
              locked_until = excluded.locked_until, customer_ids = excluded.customer_ids,
@@ -152,7 +180,8 @@ export class IdempotencyService {
              expires_at = excluded.expires_at, response_status = null, response_content_type = null,
              response_body = null
          where r.expires_at <= ?
-            or (r.response_status is null and r.locked_until <= ? and r.fingerprint = excluded.fingerprint)
+            or (r.response_status is null and r.erased_at is null and r.locked_until <= ?
+                and r.fingerprint = excluded.fingerprint)
        returning 1`,
       [
         scope.credentialId,
@@ -164,6 +193,9 @@ export class IdempotencyService {
         JSON.stringify(customerIds),
         now,
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        scope.credentialId,
+        tombstoneKey(key),
+        now,
         now,
         now,
       ],
@@ -184,12 +216,14 @@ export class IdempotencyService {
     renew.unref();
     return {
       kind: 'run',
-      finish: async (response) => {
+      finish: async (response, subjects = []) => {
         clearInterval(renew);
         if (response === null) {
           await this.connection.execute(`delete from idempotency_record where ${where}`, ids);
           return;
         }
+        // A record whose customer was erased while it ran is a tombstone under another key by now: its
+        // answer is never stored.
         await this.connection.execute(
           `update idempotency_record
               set response_status = ?, response_content_type = ?, response_body = ?, owner_token = null,
@@ -197,12 +231,12 @@ export class IdempotencyService {
                   customer_ids = (select coalesce(jsonb_agg(distinct id order by id), '[]')
                                     from (select jsonb_array_elements_text(customer_ids) as id
                                           union select jsonb_array_elements_text(?::jsonb)) as named)
-            where ${where}`,
+            where ${where} and erased_at is null`,
           [
             response.status,
             response.contentType,
             response.body,
-            JSON.stringify(customerIdsIn(response.body)),
+            JSON.stringify([...new Set([...subjects, ...customerIdsIn(response.body)])]),
             ...ids,
           ],
         );
@@ -211,30 +245,48 @@ export class IdempotencyService {
   }
 
   /**
-   * Deletes, in the caller's transaction, every stored answer that may hold the customer's personal data:
-   * those kept under the customer's sessions, those whose request or answer named the customer's id,
-   * and those of the app whose answer or key holds its id, e-mail or name. A repeat of such a request
-   * runs again instead of being replayed. Records still running hold no answer yet and are left to
-   * finish: the deletion's own request among them, so a repeat of the deletion replays it.
+   * Runs `work` (the rest of the request) as the request holding this record: an erasure it makes leaves
+   * the record to finish, so a repeat of a customer's deletion replays the deletion.
+   */
+  runAsRecord<T>(scope: IdempotencyScope, key: string, work: () => T): T {
+    return ownRecord.run({ credentialId: scope.credentialId, key }, work);
+  }
+
+  /**
+   * Turns into tombstones, in the caller's transaction, the records of the customer, selected by id alone
+   * (never by searching text): those kept under its sessions, and those whose request touched it (the
+   * `customerIds` recorded when they were written). A tombstone keeps only its credential, a digest of
+   * its key (a key may hold a personal value) and its expiry (no request fingerprint, no answer, no ids):
+   * a repeat is refused with 409 until it expires, neither replayed nor run again. A record still
+   * running becomes one too, and its answer is never stored, except the record of the request making
+   * this erasure, which finishes as usual.
    */
   async eraseCustomer(em: EntityManager, customer: ErasedCustomer): Promise<void> {
-    const needles = [customer.customerId.toLowerCase(), customer.email.toLowerCase()];
-    // The name as it appears inside a JSON string (quotes and backslashes escaped).
-    if (customer.name) needles.push(JSON.stringify(customer.name.toLowerCase()).slice(1, -1));
+    const own = ownRecord.getStore();
+    const erased = `r.app_id = ? and r.erased_at is null
+          and (r.credential_id in (select jsonb_array_elements_text(?::jsonb)) or r.customer_ids @> ?::jsonb)
+          and not (r.credential_id = ? and r.key = ?)`;
+    const params = [
+      customer.appId,
+      JSON.stringify(customer.sessionIds),
+      JSON.stringify([customer.customerId]),
+      own?.credentialId ?? '',
+      own?.key ?? '',
+    ];
+    // An earlier tombstone of the same key has expired (a live one keeps the key from being used again)
+    // and waits for the purge: it makes room.
     await em.execute(
-      `delete from idempotency_record
-        where app_id = ? and owner_token is null
-          and (credential_id in (select jsonb_array_elements_text(?::jsonb))
-               or customer_ids @> ?::jsonb
-               or exists (select 1 from jsonb_array_elements_text(?::jsonb) as n(needle)
-                           where strpos(lower(coalesce(response_body, '')), needle) > 0
-                              or strpos(lower(key), needle) > 0))`,
-      [
-        customer.appId,
-        JSON.stringify(customer.sessionIds),
-        JSON.stringify([customer.customerId]),
-        JSON.stringify(needles),
-      ],
+      `delete from idempotency_record t using idempotency_record r
+        where ${erased} and t.credential_id = r.credential_id and t.key = ${TOMBSTONE_KEY_SQL}`,
+      params,
+    );
+    await em.execute(
+      `update idempotency_record r
+          set erased_at = ?, key = ${TOMBSTONE_KEY_SQL}, fingerprint = '', customer_ids = '[]',
+              owner_token = null, locked_until = null, response_status = null, response_content_type = null,
+              response_body = null
+        where ${erased}`,
+      [this.clock.now(), ...params],
     );
   }
 

@@ -1,5 +1,6 @@
 import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { noteCustomer } from '../../core/subjects.js';
 import type { Metadata } from '../customers/customer.entity.js';
 import type { Organization, OrganizationMember } from './organization.entity.js';
 
@@ -51,6 +52,7 @@ export class OrganizationMemberType {
   createdAt!: Date;
 
   static from(member: OrganizationMember): OrganizationMemberType {
+    noteCustomer(member.customer.id);
     return Object.assign(new OrganizationMemberType(), {
       customerId: member.customer.id,
       email: member.customer.email,

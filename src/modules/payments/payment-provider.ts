@@ -9,6 +9,8 @@ export interface ProviderPrice {
   readonly product: string;
   readonly active: boolean;
   readonly recurring: boolean;
+  /** How a recurring price charges: per subscribed quantity (`licensed`) or per reported use (`metered`). */
+  readonly usageType: 'licensed' | 'metered' | null;
   readonly unitAmount: number | null;
   readonly currency: string;
 }
@@ -63,12 +65,24 @@ export interface ProviderSubscription {
   readonly status: SubscriptionStatus;
   /** Collection paused (`pause_collection` set) while the status stays as it was. */
   readonly collectionPaused: boolean;
-  readonly priceId: string | null;
+  /**
+   * The prices of the subscription's items, in Stripe's order. A subscription may have several items
+   * (a plan beside metered or add-on items): the plan's item is found by its price, never by position.
+   */
+  readonly priceIds: readonly string[];
+  /** The end of the current period (the items of a subscription share it). */
   readonly currentPeriodEnd: Date | null;
   readonly cancelAtPeriodEnd: boolean;
   readonly trialEnd: Date | null;
   readonly canceledAt: Date | null;
   readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** A move of the plan's item, found by its current price, to another price. */
+export interface PriceChange {
+  readonly fromPriceId: string;
+  readonly priceId: string;
+  readonly prorationBehavior: ProrationBehavior;
 }
 
 /** Stripe's words for how a price change is charged for the rest of the current period. */
@@ -170,7 +184,12 @@ export interface PaymentProvider {
   findPromotionCode(code: string): Promise<ProviderPromotionCode | null>;
   createCheckoutSession(
     input: CheckoutSessionRequest,
-  ): Promise<{ readonly id: string; readonly url: string }>;
+  ): Promise<{ readonly id: string; readonly url: string; readonly expiresAt: Date }>;
+  /**
+   * Makes an open checkout session unpayable (Stripe's `checkout.sessions.expire`). A session that is
+   * already complete, expired or unknown is left as it is, so a retried call succeeds.
+   */
+  expireCheckoutSession(id: string): Promise<void>;
   retrieveSubscription(id: string): Promise<ProviderSubscription | null>;
   /** The same idempotency key always yields the first answer, so a retried change is applied once. */
   updateSubscription(
@@ -179,10 +198,13 @@ export interface PaymentProvider {
     idempotencyKey: string,
   ): Promise<ProviderSubscription>;
   cancelSubscription(id: string, idempotencyKey: string): Promise<ProviderSubscription>;
-  /** Moves the subscription's (single) item to another price; Stripe prorates as told. */
+  /**
+   * Moves the subscription's item at `fromPriceId` (the plan's item) to `priceId`; other items stay.
+   * Stripe prorates as told.
+   */
   changeSubscriptionPrice(
     id: string,
-    change: { readonly priceId: string; readonly prorationBehavior: ProrationBehavior },
+    change: PriceChange,
     idempotencyKey: string,
   ): Promise<ProviderSubscription>;
   /**
@@ -191,7 +213,7 @@ export interface PaymentProvider {
    */
   previewPriceChange(
     id: string,
-    change: { readonly priceId: string; readonly prorationBehavior: ProrationBehavior },
+    change: PriceChange,
   ): Promise<{ readonly amount: number; readonly currency: string }>;
   /** Every subscription of a provider customer, canceled ones included, newest first. */
   listSubscriptions(customerId: string): Promise<ProviderSubscription[]>;

@@ -5,7 +5,7 @@ import {
   type CheckoutSessionRequest,
   type PaymentProvider,
   type PortalConfigurationRequest,
-  type ProrationBehavior,
+  type PriceChange,
   type ProviderCheckoutSession,
   type ProviderCoupon,
   type ProviderEvent,
@@ -128,7 +128,9 @@ export class StripePaymentProvider implements PaymentProvider {
     };
   }
 
-  async createCheckoutSession(input: CheckoutSessionRequest): Promise<{ id: string; url: string }> {
+  async createCheckoutSession(
+    input: CheckoutSessionRequest,
+  ): Promise<{ id: string; url: string; expiresAt: Date }> {
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: 'subscription',
       line_items: [{ price: input.priceId, quantity: 1 }],
@@ -158,7 +160,18 @@ export class StripePaymentProvider implements PaymentProvider {
     const session = await call(() => this.#stripe.checkout.sessions.create(params));
     if (!session.url)
       throw new ProviderError('The payment provider returned a checkout session without a URL');
-    return { id: session.id, url: session.url };
+    return { id: session.id, url: session.url, expiresAt: new Date(session.expires_at * 1000) };
+  }
+
+  async expireCheckoutSession(id: string): Promise<void> {
+    try {
+      await this.#stripe.checkout.sessions.expire(id);
+    } catch (error) {
+      if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw translate(error);
+      // Refused because it is no longer open (or does not exist): nothing is left to expire.
+      const session = await orNull(() => this.#stripe.checkout.sessions.retrieve(id));
+      if (session && session.status === 'open') throw translate(error);
+    }
   }
 
   async retrieveSubscription(id: string): Promise<ProviderSubscription | null> {
@@ -189,10 +202,10 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async changeSubscriptionPrice(
     id: string,
-    change: { priceId: string; prorationBehavior: ProrationBehavior },
+    change: PriceChange,
     idempotencyKey: string,
   ): Promise<ProviderSubscription> {
-    const itemId = await this.#itemId(id);
+    const itemId = await this.#itemId(id, change.fromPriceId);
     return fromStripeSubscription(
       await call(() =>
         this.#stripe.subscriptions.update(
@@ -207,11 +220,8 @@ export class StripePaymentProvider implements PaymentProvider {
     );
   }
 
-  async previewPriceChange(
-    id: string,
-    change: { priceId: string; prorationBehavior: ProrationBehavior },
-  ): Promise<{ amount: number; currency: string }> {
-    const itemId = await this.#itemId(id);
+  async previewPriceChange(id: string, change: PriceChange): Promise<{ amount: number; currency: string }> {
+    const itemId = await this.#itemId(id, change.fromPriceId);
     const preview = await call(() =>
       this.#stripe.invoices.createPreview({
         subscription: id,
@@ -227,11 +237,20 @@ export class StripePaymentProvider implements PaymentProvider {
     return { amount, currency: preview.currency };
   }
 
-  /** The id of the subscription's item, which a price change names (Tollgate's subscriptions have one). */
-  async #itemId(subscriptionId: string): Promise<string> {
+  /**
+   * The id of the subscription's item at `priceId` (the plan's item), which a price change names; other
+   * items (metered usage, add-ons) are never taken for it. A subscription of a single item whose price
+   * moved at Stripe since Tollgate last heard still has its one item changed.
+   */
+  async #itemId(subscriptionId: string, priceId: string): Promise<string> {
     const subscription = await call(() => this.#stripe.subscriptions.retrieve(subscriptionId));
-    const item = subscription.items.data[0];
-    if (!item) throw new ProviderError(`Stripe subscription ${subscriptionId} has no item to change`);
+    const items = subscription.items.data;
+    const item = items.find((i) => i.price.id === priceId) ?? (items.length === 1 ? items[0] : undefined);
+    if (!item) {
+      throw new ProviderError(
+        `Stripe subscription ${subscriptionId} has no item at price ${priceId} to change`,
+      );
+    }
     return item.id;
   }
 
@@ -384,6 +403,7 @@ function fromStripePrice(price: Stripe.Price): ProviderPrice {
     product: idOf(price.product) ?? '',
     active: price.active,
     recurring: price.recurring !== null,
+    usageType: !price.recurring ? null : price.recurring.usage_type === 'metered' ? 'metered' : 'licensed',
     unitAmount: price.unit_amount,
     currency: price.currency,
   };
@@ -416,13 +436,14 @@ function fromStripeCheckoutSession(session: StripeCheckoutSessionFields): Provid
 }
 
 function fromStripeSubscription(subscription: StripeSubscriptionFields): ProviderSubscription {
+  // The items of a subscription share its period: any of them tells its end.
   const item = subscription.items.data[0];
   return {
     id: subscription.id,
     customerId: idOf(subscription.customer) ?? '',
     status: SUBSCRIPTION_STATUSES.find((known) => known === subscription.status) ?? 'incomplete',
     collectionPaused: subscription.pause_collection !== null && subscription.pause_collection !== undefined,
-    priceId: item?.price.id ?? null,
+    priceIds: subscription.items.data.map((i) => i.price.id),
     currentPeriodEnd: toDate(item?.current_period_end),
     cancelAtPeriodEnd: subscription.cancel_at_period_end,
     trialEnd: toDate(subscription.trial_end),

@@ -2,8 +2,10 @@ import type { Opt } from '@mikro-orm/core';
 import { Entity, ManyToOne, PrimaryKey, Property, Trigger, Unique } from '@mikro-orm/decorators/legacy';
 import { PLAN_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
+import type { MeteredFeature } from './metered-feature.js';
 
-export type FeatureValue = boolean | number | string;
+/** A feature's value on a plan: a flag, a number, a string, or a metered allowance. */
+export type FeatureValue = boolean | number | string | MeteredFeature;
 export type Features = Record<string, FeatureValue>;
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { meteredFeatureSchema } from './metered-feature.js';
 
 /** The operator's plan id (e.g. `pro`): the public `id` of a plan in both APIs. */
 export const planSlugSchema = z
@@ -12,6 +13,7 @@ const featureValue = z.union([
   z.boolean(),
   z.number().finite('must be a finite number'),
   z.string().max(1000, 'must be at most 1000 characters'),
+  meteredFeatureSchema,
 ]);
 
 /** A plan as `upsertPlan` accepts it; fields left out keep their value on an existing plan. */

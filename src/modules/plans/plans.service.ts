@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { NotFoundError } from '../../core/errors.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { type AppScope, type Principal, requireAdmin, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
@@ -30,11 +30,17 @@ export class PlansService {
    * Creates the plan with this id (slug) or changes it; fields left out keep their value. Making a plan
    * the default takes the default away from the app's other plans in the same transaction. Changing an
    * existing plan records one `plan.updated` event (not one per customer on the plan, who may be many).
+   * A new or changed `stripePriceId` must be a price checkout can sell (see `#assertSellablePrice`).
    */
   async upsertPlan(principal: Principal, appId: unknown, input: unknown): Promise<Plan> {
     requireAdmin(principal);
     const app = parseInput(idSchema, appId);
     const { id: slug, ...fields } = parseInput(planInputSchema, input);
+    if (fields.stripePriceId) {
+      const current = await this.orm.em.fork().findOne(Plan, { app, slug }, { fields: ['stripePriceId'] });
+      if (current?.stripePriceId !== fields.stripePriceId)
+        await this.#assertSellablePrice(fields.stripePriceId);
+    }
     return this.orm.em.transactional(async (em) => {
       if (!(await em.findOne(App, { id: app }))) throw new NotFoundError('App', app);
       // Serializes upserts of one app's plans, so two concurrent "make default" calls cannot both win.
@@ -52,7 +58,7 @@ export class PlansService {
       // at least this large, so a client whose token has an older one refreshes.
       if (before && !isDeepStrictEqual(before, after)) {
         plan.updatedAt = new Date();
-        await this.events.record(em, app, 'plan.updated', { ...after, ev: plan.updatedAt.getTime() });
+        await this.events.record(em, app, 'plan.updated', { ...after, ev: plan.updatedAt.getTime() }, []);
       }
       if (fields.isDefault) {
         await em.nativeUpdate(Plan, { app, isDefault: true, id: { $ne: plan.id } }, { isDefault: false });
@@ -60,6 +66,25 @@ export class PlansService {
       await em.flush();
       return plan;
     });
+  }
+
+  /**
+   * Checked when the price is set, not at the first checkout: a price checkout cannot sell (unknown,
+   * archived, one-time, or charged per reported use, which a plan's one-item subscription cannot carry)
+   * would otherwise surface only as a 502 in front of a paying customer.
+   */
+  async #assertSellablePrice(priceId: string): Promise<void> {
+    const price = await this.payments.retrievePrice(priceId);
+    const problem = !price
+      ? `no such price at the payment provider: ${priceId}`
+      : !price.active
+        ? `price ${priceId} is not active at the payment provider`
+        : !price.recurring
+          ? `price ${priceId} is not recurring: a plan needs a recurring price`
+          : price.usageType === 'metered'
+            ? `price ${priceId} is metered (usage_type=metered): a plan needs a licensed recurring price`
+            : null;
+    if (problem) throw ValidationError.forField('stripePriceId', problem);
   }
 
   /** The plans of the caller's app (an API key or session), or of `appId` for the operator. */

@@ -7,6 +7,11 @@ import { ENTITLING_STATUSES } from './subscription.entity.js';
 export interface EntitledPlan {
   readonly planName: string | null;
   readonly features: Features;
+  /**
+   * The current period end of the subscription that entitles (its billing anchor, from which metered
+   * features' billing periods are derived); null on the default plan or when unknown.
+   */
+  readonly periodEnd?: Date | null;
 }
 
 const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -48,6 +53,8 @@ export function entitledPlanIdSql(owner: 'customer' | 'organization', refs: Enti
  * state before a change, for comparing); no subscription has the id ''.
  */
 function planOf(owner: 'customer' | 'organization'): string {
+  const whose =
+    owner === 'customer' ? 's.customer_id = ? and s.organization_id is null' : 's.organization_id = ?';
   const id = entitledPlanIdSql(owner, {
     appId: '?',
     ownerId: '?',
@@ -57,7 +64,13 @@ function planOf(owner: 'customer' | 'organization'): string {
   });
   return `
   with o as (select ?::text as id, ?::text as status, ?::text as plan_id)
-  select p.name, p.features from plan p, o where p.id = ${id}`;
+  select p.name, p.features, (extract(epoch from sp.current_period_end) * 1000)::float8 as period_end_ms
+    from o, plan p
+    left join lateral (
+      select s.current_period_end from subscription s
+       where s.app_id = p.app_id and ${whose} and s.plan_id = p.id and s.status in (${ENTITLING})
+       order by s.created_at desc, s.id desc limit 1) sp on true
+   where p.id = ${id}`;
 }
 
 const PLAN_OF_CUSTOMER = planOf('customer');
@@ -80,18 +93,29 @@ export async function loadEntitledPlan(
   context: BillingContext,
   override?: SubscriptionStateOverride,
 ): Promise<EntitledPlan> {
+  const { planName, features } = await loadEntitledPlanWithAnchor(em, context, override);
+  return { planName, features };
+}
+
+/** As `loadEntitledPlan`, with the entitling subscription's current period end (metered billing periods). */
+export async function loadEntitledPlanWithAnchor(
+  em: EntityManager,
+  context: BillingContext,
+  override?: SubscriptionStateOverride,
+): Promise<EntitledPlan> {
   const [sql, id] =
     context.organizationId !== undefined
       ? [PLAN_OF_ORGANIZATION, context.organizationId]
       : [PLAN_OF_CUSTOMER, context.customerId];
   const rows = await em
     .getConnection()
-    .execute<{ name: string; features: Features }[]>(
+    .execute<{ name: string; features: Features; period_end_ms: number | null }[]>(
       sql,
       [
         override?.subscriptionId ?? '',
         override?.status ?? '',
         override?.planId ?? '',
+        id,
         context.appId,
         id,
         context.appId,
@@ -99,7 +123,12 @@ export async function loadEntitledPlan(
       'all',
       em.getTransactionContext(),
     );
-  return entitledPlanOf(rows[0]);
+  const row = rows[0];
+  if (!row) return entitledPlanOf(row);
+  return {
+    ...entitledPlanOf(row),
+    periodEnd: row.period_end_ms === null ? null : new Date(row.period_end_ms),
+  };
 }
 
 /** What a context is entitled to, from its plan's row (none: no plan). */

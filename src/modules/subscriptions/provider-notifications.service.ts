@@ -10,6 +10,7 @@ import {
   decodeCallerMetadata,
   readTracking,
 } from '../checkout/checkout-metadata.js';
+import { OpenCheckout } from '../checkout/open-checkout.entity.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { CustomersService } from '../customers/customers.service.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -25,7 +26,7 @@ import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
 import {
   type ImportOutcome,
   importSubscription,
-  planForPrice,
+  planForPrices,
   type SubscriptionOwner,
   unmatchedPrice,
 } from './subscription-import.js';
@@ -135,6 +136,7 @@ export class ProviderNotificationsService {
         `subscription ${session.subscriptionId} of ${session.id} is unknown to Stripe`,
       );
     }
+    await this.#expireOtherCheckouts(tracking, session);
     try {
       return await this.#completeCheckout(event, session, tracking, remote);
     } catch (error) {
@@ -167,6 +169,43 @@ export class ProviderNotificationsService {
       // Applied even when the row was already complete: the owner was linked to its Stripe customer.
       return { applied: outcome.kind !== 'skipped' };
     });
+  }
+
+  /**
+   * Expires the buyer's other open checkout sessions at the provider, so a second tab or an older link
+   * cannot be paid as well (unless the app allows several subscriptions). Done before the subscription
+   * is recorded, outside any transaction: a failure fails the notification, whose retry expires again
+   * (expiring is idempotent).
+   */
+  async #expireOtherCheckouts(tracking: CheckoutTracking, session: ProviderCheckoutSession): Promise<void> {
+    const em = this.orm.em.fork();
+    const app = await em.findOne(App, { id: tracking.appId });
+    const done = [session.id];
+    if (app && !app.allowMultipleSubscriptions) {
+      const buyer = tracking.buyer;
+      let owner: object;
+      if ('organizationId' in buyer) owner = { organization: buyer.organizationId };
+      else {
+        const email = 'email' in buyer ? (session.customerEmail ?? buyer.email) : null;
+        const customer =
+          'customerId' in buyer
+            ? await em.findOne(Customer, { id: buyer.customerId, app: app.id })
+            : await em.findOne(Customer, { app: app.id, emailLower: email!.toLowerCase() });
+        const emails = [email, customer?.email].flatMap((e) => (e ? [e.toLowerCase()] : []));
+        const customers = 'customerId' in buyer ? [buyer.customerId] : customer ? [customer.id] : [];
+        owner = { $or: [{ customer: { $in: customers } }, { emailLower: { $in: emails } }] };
+      }
+      const others = await em.find(OpenCheckout, { app: app.id, id: { $ne: session.id }, ...owner });
+      for (const other of others) {
+        await this.payments.expireCheckoutSession(other.id);
+        done.push(other.id);
+        this.logger?.info(
+          { appId: app.id, checkoutSessionId: other.id, completedCheckoutSessionId: session.id },
+          'stripe notification: expired another open checkout of the buyer',
+        );
+      }
+    }
+    await em.nativeDelete(OpenCheckout, { id: { $in: done } });
   }
 
   /** The app and plan a checkout's tracking names; absent ones fail (500) so Stripe retries. */
@@ -277,7 +316,7 @@ export class ProviderNotificationsService {
         const linked = await linkedOwner(em, remote.customerId);
         if (!linked) return { applied: false };
         owner = linked;
-        plan = await planForPrice(em, owner.appId, remote.priceId);
+        plan = await planForPrices(em, owner.appId, remote.priceIds);
         if (!plan) {
           return {
             applied: this.#imported(event, { kind: 'skipped', skipped: unmatchedPrice(remote) }, owner),

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadEntitlementsVersion } from '../entitlements/entitlements-version.js';
+import { entitlementFeatures } from '../plans/metered-feature.js';
 import type { OutboundEvents, PlannedEvent } from '../webhooks/outbound-events.js';
 import type { BillingContext } from './billing-context.js';
 import { type EntitledPlan, loadEntitledPlan } from './entitled-plan.js';
@@ -120,7 +121,9 @@ export class SubscriptionEvents {
     stateAfter: SubscriptionState,
   ): Promise<void> {
     const subscription = subscriptionEvent(before, after);
-    if (subscription) await this.events.record(em, owner.appId, subscription.type, subscription.data);
+    if (subscription) {
+      await this.events.record(em, owner.appId, subscription.type, subscription.data, subscription.subjects);
+    }
     if (!mayAlterEntitlements(stateBefore, stateAfter)) return;
     // Before: the subscription as it was (a new one as if it did not entitle); after: as stored now.
     const entitledBefore = await loadEntitledPlan(em, owner, {
@@ -137,7 +140,9 @@ export class SubscriptionEvents {
         entitledAfter,
         (await loadEntitlementsVersion(em, owner)).version,
       );
-    if (entitlements) await this.events.record(em, owner.appId, entitlements.type, entitlements.data);
+    if (entitlements) {
+      await this.events.record(em, owner.appId, entitlements.type, entitlements.data, entitlements.subjects);
+    }
   }
 }
 
@@ -162,12 +167,14 @@ function ownerOfRow(row: SubscriptionRow): BillingContext {
  * otherwise `subscription.updated` when anything the API shows changed; else none.
  */
 function subscriptionEvent(before: SubscriptionView | null, after: SubscriptionView): PlannedEvent | null {
-  if (before === null) return { type: 'subscription.created', data: after };
+  // Its subjects: the subscription's owner, customer or organization.
+  const subjects = [after.customerId, after.organizationId].filter((id): id is string => id !== null);
+  if (before === null) return { type: 'subscription.created', data: after, subjects };
   if (after.status === 'canceled' && before.status !== 'canceled') {
-    return { type: 'subscription.canceled', data: after };
+    return { type: 'subscription.canceled', data: after, subjects };
   }
   if (!isDeepStrictEqual({ ...before, updatedAt: null }, { ...after, updatedAt: null })) {
-    return { type: 'subscription.updated', data: after };
+    return { type: 'subscription.updated', data: after, subjects };
   }
   return null;
 }
@@ -190,5 +197,9 @@ function entitlementsEvent(
       ? { organizationId: owner.organizationId }
       : { customerId: owner.customerId };
   // `ev`: the entitlement version, as entitlement tokens carry it (a client holding an older one refreshes).
-  return { type: 'entitlements.updated', data: { ...whose, ...after, ev } };
+  return {
+    type: 'entitlements.updated',
+    data: { ...whose, planName: after.planName, features: entitlementFeatures(after.features), ev },
+    subjects: [owner.organizationId ?? owner.customerId!],
+  };
 }

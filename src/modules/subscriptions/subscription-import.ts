@@ -30,17 +30,14 @@ export type ImportOutcome =
 export function unmatchedPrice(remote: ProviderSubscription): SkippedSubscription {
   return {
     stripeSubscriptionId: remote.id,
-    reason: remote.priceId
-      ? `its price ${remote.priceId} matches no plan of the app`
-      : 'it has no price to find its plan by',
+    reason:
+      remote.priceIds.length > 0
+        ? `its ${remote.priceIds.length > 1 ? 'prices' : 'price'} ${remote.priceIds.join(', ')} ${remote.priceIds.length > 1 ? 'match' : 'matches'} no plan of the app`
+        : 'it has no price to find its plan by',
   };
 }
 
-/** The app's plan sold at `priceId`, or null. */
-export function planForPrice(em: EntityManager, appId: string, priceId: string | null): Promise<Plan | null> {
-  if (!priceId) return Promise.resolve(null);
-  return em.findOne(Plan, { app: appId, stripePriceId: priceId }, { orderBy: { createdAt: 'asc' } });
-}
+export { planForPrices } from './subscription-sync.js';
 
 /**
  * Creates or completes Tollgate's row of a Stripe subscription, in the caller's transaction: the one path

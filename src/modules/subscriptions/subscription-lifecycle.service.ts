@@ -124,7 +124,8 @@ export class SubscriptionLifecycleService {
       apply: (subscription, idempotencyKey) =>
         this.payments.changeSubscriptionPrice(
           subscription.stripeSubscriptionId,
-          { priceId: target.stripePriceId!, prorationBehavior },
+          // The plan's item is the one at the current plan's price.
+          { fromPriceId: currentPrice(subscription), priceId: target.stripePriceId!, prorationBehavior },
           idempotencyKey,
         ),
       // Named, not looked up by price, so two plans sharing a price cannot be confused.
@@ -154,6 +155,7 @@ export class SubscriptionLifecycleService {
     const problem = planChangeProblem(subscription, target);
     if (problem) throw new ConflictError(problem);
     const preview = await this.payments.previewPriceChange(subscription.stripeSubscriptionId, {
+      fromPriceId: currentPrice(subscription),
       priceId: target.stripePriceId!,
       prorationBehavior,
     });
@@ -262,6 +264,11 @@ export class SubscriptionLifecycleService {
 }
 
 /** Why a subscription cannot move to `target` (409), or null. */
+/** The Stripe price of the subscription's plan, by which its item is found at Stripe. */
+function currentPrice(subscription: Subscription): string {
+  return subscription.plan.stripePriceId ?? '';
+}
+
 function planChangeProblem(subscription: Subscription, target: Plan): string | null {
   if (hasEnded(subscription.status)) {
     return `The subscription is ${subscription.status}: its plan can no longer be changed`;

@@ -14,7 +14,7 @@ import { Subscription } from './subscription.entity.js';
 import type { SubscriptionEvents } from './subscription-events.js';
 import {
   importSubscription,
-  planForPrice,
+  planForPrices,
   type SkippedSubscription,
   type SubscriptionOwner,
   unmatchedPrice,
@@ -158,7 +158,7 @@ export class SubscriptionReconcileService {
           { stripeSubscriptionId: remote.id },
           { populate: ['plan'] },
         );
-        const plan = (await planForPrice(em, owner.appId, remote.priceId)) ?? existing?.plan ?? null;
+        const plan = (await planForPrices(em, owner.appId, remote.priceIds)) ?? existing?.plan ?? null;
         if (!plan) return { kind: 'skipped' as const, skipped: unmatchedPrice(remote) };
         return importSubscription(em, {
           owner,

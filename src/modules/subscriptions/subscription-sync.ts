@@ -27,10 +27,31 @@ export async function applyProviderState(
   subscription.trialEnd = remote.trialEnd;
   subscription.canceledAt = remote.canceledAt;
   subscription.providerEventCreated = Math.max(subscription.providerEventCreated, eventCreated);
-  if (remote.priceId && remote.priceId !== subscription.plan.stripePriceId) {
-    const plan = await em.findOne(Plan, { app: subscription.app.id, stripePriceId: remote.priceId });
+  // The plan's item is found by price: the plan stays while one of the items is at its price.
+  const planPrice = subscription.plan.stripePriceId;
+  if (remote.priceIds.length > 0 && !(planPrice && remote.priceIds.includes(planPrice))) {
+    const plan = await planForPrices(em, subscription.app.id, remote.priceIds);
     if (plan) subscription.plan = plan;
   }
+}
+
+/**
+ * The app's plan sold at one of a subscription's item prices (the first item that is a plan's, the
+ * oldest plan at that price), or null.
+ */
+export async function planForPrices(
+  em: EntityManager,
+  appId: string,
+  priceIds: readonly string[],
+): Promise<Plan | null> {
+  if (priceIds.length === 0) return null;
+  const plans = await em.find(
+    Plan,
+    { app: appId, stripePriceId: { $in: [...priceIds] } },
+    { orderBy: { createdAt: 'asc' } },
+  );
+  const rank = (plan: Plan) => priceIds.indexOf(plan.stripePriceId ?? '');
+  return plans.sort((a, b) => rank(a) - rank(b))[0] ?? null;
 }
 
 /** What `applyNewerProviderEvent` did with an event. */
@@ -91,7 +112,7 @@ export async function applyNewerProviderEvent(
     event.id,
     event.type,
     status,
-    remote.priceId,
+    [...remote.priceIds],
     remote.customerId,
     remote.currentPeriodEnd,
     remote.cancelAtPeriodEnd,
@@ -138,6 +159,8 @@ export interface PreparedEvents {
   readonly ids: readonly string[];
   readonly types: readonly string[];
   readonly bodies: readonly string[];
+  /** Each event's subject ids, as a JSON array. */
+  readonly subjects: readonly string[];
 }
 
 /**
@@ -172,6 +195,7 @@ export async function applyProviderChangeWithEvents(
     events.types,
     events.bodies,
     events.appId,
+    events.subjects,
   ]);
   return { applied: row?.applied === true, deliveryIds: row?.delivery_ids ?? [] };
 }
@@ -223,9 +247,9 @@ const SQL_EVENT_TYPES = `{${SUBSCRIPTION_CHANGE_EVENT_TYPES.join(',')}}`;
  */
 const PLAN_AFTER = `coalesce(
   (select p.id from plan p
-    where params.price is not null
-      and params.price is distinct from (select c.stripe_price_id from plan c where c.id = t.plan_id)
-      and p.app_id = t.app_id and p.stripe_price_id = params.price
+    where not coalesce((select c.stripe_price_id from plan c where c.id = t.plan_id) = any(params.prices), false)
+      and p.app_id = t.app_id and p.stripe_price_id = any(params.prices)
+    order by array_position(params.prices, p.stripe_price_id), p.created_at
     limit 1),
   t.plan_id)`;
 
@@ -258,7 +282,7 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
              as wants_events
       from subscription t where t.stripe_subscription_id = ? for no key update of t
   ), params as (
-    select ?::bigint as created, ?::text as event_id, ?::text as event_type, ?::text as status, ?::text as price
+    select ?::bigint as created, ?::text as event_id, ?::text as event_type, ?::text as status, ?::text[] as prices
   ), moved as (
     select ${PLAN_AFTER} as plan_id from target t, params
   ), holds as (
@@ -316,7 +340,8 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
            ?::text as status, ?::text as stripe_customer_id, ?::timestamptz as current_period_end,
            ?::boolean as cancel_at_period_end, ?::timestamptz as trial_end, ?::timestamptz as canceled_at,
            ?::bigint as created, ?::timestamptz as at, ?::text as plan_id,
-           ?::text[] as event_ids, ?::text[] as event_types, ?::text[] as event_bodies, ?::text as app_id
+           ?::text[] as event_ids, ?::text[] as event_types, ?::text[] as event_bodies, ?::text as app_id,
+           ?::text[] as event_subjects
   ), target as (
     select t.id from subscription t, v
      where t.id = v.subscription_id and t.xmin = v.version::xid
@@ -335,9 +360,9 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
      where s.id = target.id and exists (select 1 from recorded)
     returning s.id
   ), events as (
-    insert into webhook_event (id, app_id, type, body, created_at)
-    select e.id, v.app_id, e.type, e.body, v.at
-      from v, unnest(v.event_ids, v.event_types, v.event_bodies) as e(id, type, body)
+    insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
+    select e.id, v.app_id, e.type, e.body, e.subjects::jsonb, v.at
+      from v, unnest(v.event_ids, v.event_types, v.event_bodies, v.event_subjects) as e(id, type, body, subjects)
      where exists (select 1 from applied)
        and exists (${endpointsTakingSql('v.app_id', 'e.type')})
     returning id, app_id, type, created_at

@@ -21,10 +21,14 @@ export interface DeliveryJob {
   readonly manual?: boolean;
 }
 
-/** An event to record: its type and the object it carries (as the REST API shows it). */
+/**
+ * An event to record: its type, the object it carries (as the REST API shows it), and its subjects: the
+ * ids of the customers and organizations it concerns, which a customer's erasure selects by.
+ */
 export interface PlannedEvent {
   readonly type: WebhookEventType;
   readonly data: object;
+  readonly subjects: readonly string[];
 }
 
 /** Deliveries one job names at most. */
@@ -74,8 +78,8 @@ export function deliveryIdSql(eventId: string, rank: string): string {
 const RECORD_EVENT = `
   with targets as (${endpointsTakingSql('?', '?::text')}),
   event as (
-    insert into webhook_event (id, app_id, type, body, created_at)
-    select ?, ?, ?, ?, ? where exists (select 1 from targets)
+    insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
+    select ?, ?, ?, ?, ?::jsonb, ? where exists (select 1 from targets)
     returning id, created_at
   )
   insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
@@ -113,23 +117,26 @@ export class OutboundEvents {
 
   /**
    * Records that `type` happened to `appId` with `data` (the object as the REST API shows it) for every
-   * endpoint of the app that takes it; nothing when there is none. Returns the event id (`webhook-id`).
+   * endpoint of the app that takes it; nothing when there is none. `subjects`: the ids of the customers
+   * and organizations it concerns (none for an app-wide event such as a plan's). Returns the event id
+   * (`webhook-id`).
    */
   async record(
     em: EntityManager,
     appId: string,
     type: WebhookEventType,
     data: object,
+    subjects: readonly string[],
   ): Promise<string | null> {
     if (!em.isInTransaction()) {
       throw new Error('events are recorded inside the transaction of the change that causes them');
     }
-    const prepared = this.prepare([{ type, data }]);
+    const prepared = this.prepare([{ type, data, subjects }]);
     const deliveries = await em
       .getConnection()
       .execute<{ id: string }[]>(
         RECORD_EVENT,
-        [appId, type, prepared.ids[0], appId, type, prepared.bodies[0], prepared.at],
+        [appId, type, prepared.ids[0], appId, type, prepared.bodies[0], prepared.subjects[0], prepared.at],
         'all',
         em.getTransactionContext(),
       );
@@ -146,16 +153,24 @@ export class OutboundEvents {
   }
 
   /**
-   * Gives each event its id (the `webhook-id`) and its body `{ type, timestamp, data }`, frozen now, for a
-   * statement that writes them with the change that causes them (see `announce`).
+   * Gives each event its id (the `webhook-id`) and its body `{ type, timestamp, data }`, frozen now, and
+   * its subjects (a JSON array), for a statement that writes them with the change that causes them (see
+   * `announce`).
    */
-  prepare(events: readonly PlannedEvent[]): { ids: string[]; types: string[]; bodies: string[]; at: Date } {
+  prepare(events: readonly PlannedEvent[]): {
+    ids: string[];
+    types: string[];
+    bodies: string[];
+    subjects: string[];
+    at: Date;
+  } {
     const at = this.clock.now();
     const timestamp = at.toISOString();
     return {
       ids: events.map(() => newId('msg')),
       types: events.map((e) => e.type),
       bodies: events.map((e) => JSON.stringify({ type: e.type, timestamp, data: e.data })),
+      subjects: events.map((e) => JSON.stringify([...new Set(e.subjects)].sort())),
       at,
     };
   }

@@ -10,6 +10,12 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 @Entity({ tableName: 'webhook_event' })
 @Index({ properties: ['app', 'createdAt'] })
 @Index({ properties: ['createdAt'] })
+// A customer's erasure: one app's events concerning a customer or organization id.
+@Index({
+  name: 'webhook_event_app_id_subject_ids_index',
+  expression:
+    'create index "webhook_event_app_id_subject_ids_index" on "webhook_event" using gin ("app_id", "subject_ids" jsonb_path_ops)',
+})
 export class WebhookEvent {
   @PrimaryKey({ type: 'text' })
   id!: string;
@@ -23,6 +29,14 @@ export class WebhookEvent {
   /** The JSON body `{ type, timestamp, data }`, kept as text: every attempt sends (and signs) the same bytes. */
   @Property({ type: 'text' })
   body!: string;
+
+  /**
+   * The ids of the customers and organizations the event concerns, recorded when it is written (the
+   * customer of a `customer.*` event, the owner of a subscription's or entitlements' event; none for a
+   * plan's). A customer's erasure deletes the events naming its id here, and only those.
+   */
+  @Property({ type: 'jsonb', defaultRaw: "'[]'" })
+  subjectIds: Opt<string[]> = [];
 
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();

@@ -11,6 +11,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'subscription.canceled',
   'entitlements.updated',
   'plan.updated',
+  'usage.limit_reached',
+  'credit_grant.created',
+  'credit_grant.voided',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

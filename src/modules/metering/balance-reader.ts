@@ -1,0 +1,60 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../../core/clock.js';
+import type { SessionPrincipal } from '../../core/principal.js';
+import { type MeteredFeature, periodAt } from '../plans/metered-feature.js';
+import type { BillingContext } from '../subscriptions/billing-context.js';
+import { type Balance, ledger, type Meter, type Subject } from './ledger.js';
+
+/** A context's metered plan features, as the entitlement cache keeps them. */
+export interface MeteredPlan {
+  readonly metered: Readonly<Record<string, MeteredFeature>>;
+  readonly billingAnchor: Date | null;
+}
+
+/** Whose balance a context is; in a session's organization context the member is recorded as consumer. */
+export function subjectOf(context: BillingContext, session?: SessionPrincipal): Subject {
+  return context.organizationId !== undefined
+    ? {
+        appId: context.appId,
+        subjectId: context.organizationId,
+        customerId: session?.customerId ?? null,
+        organizationId: context.organizationId,
+      }
+    : {
+        appId: context.appId,
+        subjectId: context.customerId,
+        customerId: context.customerId,
+        organizationId: null,
+      };
+}
+
+/** The metered feature `feature` of a plan in the period `now` falls in; none when it is not metered. */
+export function meterOf(plan: MeteredPlan, feature: string, now: Date): Meter | null {
+  const definition = Object.hasOwn(plan.metered, feature) ? plan.metered[feature]! : null;
+  if (definition === null) return null;
+  return { feature, definition, period: periodAt(definition.reset, now, plan.billingAnchor) };
+}
+
+/** Live balances of an authorized context (used by the entitlement check and the metering service). */
+export class BalanceReader {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Every metered feature's balance, in the plan's order. */
+  async all(context: BillingContext, plan: MeteredPlan): Promise<Balance[]> {
+    const now = this.clock.now();
+    const meters = Object.keys(plan.metered).map((f) => meterOf(plan, f, now)!);
+    return ledger.balances(this.orm.em, subjectOf(context), meters, now);
+  }
+
+  /** One metered feature's balance; null when the plan does not meter it. */
+  async one(context: BillingContext, plan: MeteredPlan, feature: string): Promise<Balance | null> {
+    const now = this.clock.now();
+    const meter = meterOf(plan, feature, now);
+    if (meter === null) return null;
+    const [balance] = await ledger.balances(this.orm.em, subjectOf(context), [meter], now);
+    return balance!;
+  }
+}
