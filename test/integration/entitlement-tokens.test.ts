@@ -64,7 +64,12 @@ async function admin<T>(fn: () => Promise<T>): Promise<T> {
 describe('POST /v1/apps/:appId/auth/entitlement-token', () => {
   it("signs a customer session's claims, verifiable with jose's remote key set from the JWKS URL alone", async () => {
     const { appId, fx } = await newApp();
-    const pro = await fx.plan('pro', { sso: true, seats: 5, tier: 'gold' });
+    const pro = await fx.plan('pro', {
+      sso: true,
+      seats: 5,
+      tier: 'gold',
+      api_calls: { limit: 1000, reset: 'month' },
+    });
     const customerId = await fx.customer();
     await fx.subscription({ customerId }, pro, 'active');
     const session = await fx.session(customerId);
@@ -82,7 +87,8 @@ describe('POST /v1/apps/:appId/auth/entitlement-token', () => {
       aud: appId,
       sub: customerId,
       plan: { id: 'pro', name: 'Pro' },
-      ent: { sso: true, seats: 5, tier: 'gold' },
+      // A metered feature: its limit, never a live balance.
+      ent: { sso: true, seats: 5, tier: 'gold', api_calls: 1000 },
       ev: expect.any(Number),
       iat: now,
       exp: now + 300,

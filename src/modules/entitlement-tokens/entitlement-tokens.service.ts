@@ -63,9 +63,10 @@ function keyView(row: KeyRow): SigningKeyView {
 }
 
 /**
- * How long an instance reuses an app's key rows and token lifetime for issuing: a revocation, rotation
- * or lifetime change made on another instance applies to its tokens within this time (at once on the
- * instance that made it). Which key signs is still decided at each issuance, from the rows' times.
+ * How long an instance reuses an app's key rows and token lifetime (for issuing and for its JWKS): a
+ * revocation, rotation or lifetime change made on another instance applies there within this time (at
+ * once on the instance that made it). Which key signs is still decided at each issuance, from the rows'
+ * times.
  */
 const SIGNING_KEYS_TTL_MS = 1000;
 
@@ -144,9 +145,13 @@ export class EntitlementTokensService {
 
   /** `GET /v1/apps/:appId/.well-known/jwks.json`: the public keys published now (current and next). */
   async jwks(appId: string): Promise<PublicJwks> {
-    const app = await this.apps.appOrFail(appId);
-    const rows = await this.#liveKeys(app.id);
-    return { keys: rows.map((row) => row.public_jwk) };
+    const { rows } = await this.#appKeys(appId);
+    const at = this.clock.now().getTime();
+    return {
+      keys: rows
+        .filter((r) => r.retire_at === null || new Date(r.retire_at).getTime() > at)
+        .map((row) => row.public_jwk),
+    };
   }
 
   /** The app's published keys (admin). */
@@ -213,31 +218,35 @@ export class EntitlementTokensService {
    * revocation the next published key signs at once (or a new one is made).
    */
   async #signingKey(appId: string): Promise<{ key: KeyRow; ttlSeconds: number }> {
-    const now = this.clock.now();
-    let cached = this.#signing.get(appId);
-    if (!cached || cached.until <= Date.now()) {
-      const rows = await this.orm.em.getConnection().execute<(KeyRow & { ttl: number })[]>(
-        `select a.entitlement_token_ttl_seconds as ttl, k.*
-           from app a
-           left join lateral (${LIVE_KEYS.replace('app_id = ?', 'app_id = a.id')}) k on true
-          where a.id = ?`,
-        [now, appId],
-      );
-      if (!rows[0]) throw new NotFoundError('App', appId);
-      cached = {
-        until: Date.now() + SIGNING_KEYS_TTL_MS,
-        rows: rows.filter((r) => r.id !== null),
-        ttlSeconds: rows[0].ttl,
-      };
-      if (this.#signing.size >= 10_000) this.#signing.clear();
-      this.#signing.set(appId, cached);
-    }
-    const at = now.getTime();
-    const live = cached.rows.filter((r) => r.retire_at === null || new Date(r.retire_at).getTime() > at);
+    const { rows, ttlSeconds } = await this.#appKeys(appId);
+    const at = this.clock.now().getTime();
+    const live = rows.filter((r) => r.retire_at === null || new Date(r.retire_at).getTime() > at);
     const current = live.filter((r) => new Date(r.signs_from).getTime() <= at).at(-1) ?? live[0];
-    if (current) return { key: current, ttlSeconds: cached.ttlSeconds };
+    if (current) return { key: current, ttlSeconds };
     this.#signing.delete(appId);
-    return { key: await this.#firstKey(appId), ttlSeconds: cached.ttlSeconds };
+    return { key: await this.#firstKey(appId), ttlSeconds };
+  }
+
+  /** The app's live key rows and token lifetime, read at most once per SIGNING_KEYS_TTL_MS; 404 without the app. */
+  async #appKeys(appId: string): Promise<{ rows: KeyRow[]; ttlSeconds: number }> {
+    const cached = this.#signing.get(appId);
+    if (cached && cached.until > Date.now()) return cached;
+    const rows = await this.orm.em.getConnection().execute<(KeyRow & { ttl: number })[]>(
+      `select a.entitlement_token_ttl_seconds as ttl, k.*
+         from app a
+         left join lateral (${LIVE_KEYS.replace('app_id = ?', 'app_id = a.id')}) k on true
+        where a.id = ?`,
+      [this.clock.now(), parseInput(idSchema, appId)],
+    );
+    if (!rows[0]) throw new NotFoundError('App', appId);
+    const read = {
+      until: Date.now() + SIGNING_KEYS_TTL_MS,
+      rows: rows.filter((r) => r.id !== null),
+      ttlSeconds: rows[0].ttl,
+    };
+    if (this.#signing.size >= 10_000) this.#signing.clear();
+    this.#signing.set(appId, read);
+    return read;
   }
 
   /** Makes the app's first live key, serialized on the app row so concurrent first tokens share one. */
