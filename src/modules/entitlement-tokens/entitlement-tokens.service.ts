@@ -112,17 +112,15 @@ export class EntitlementTokensService {
         : new NotFoundError('App', appId);
     }
     const context = await billingContextOf(this.orm, caller, body ?? {});
-    const entitlements = await this.entitlements.resolve(context);
+    const state = await this.entitlements.resolveState(context);
+    const { entitlements } = state;
     const { key, ttlSeconds } = await this.#signingKey(appId);
     const now = this.clock.now();
     const iat = Math.floor(now.getTime() / 1000);
     const exp = iat + ttlSeconds;
-    const ev = entitlements.version ?? 0;
+    const ev = state.version;
     const claims: Record<string, unknown> = {
-      plan:
-        entitlements.planName === null
-          ? null
-          : { id: entitlements.planId ?? null, name: entitlements.planName },
+      plan: entitlements.planName === null ? null : { id: state.planId, name: entitlements.planName },
       ent: { ...entitlements.features },
       ev,
     };

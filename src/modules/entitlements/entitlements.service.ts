@@ -39,10 +39,6 @@ function staleBy(change: Change): string[] {
 export interface Entitlements {
   readonly planName: string | null;
   readonly features: Features;
-  /** The entitlement version (`ev`, see entitlements-version.ts); set on every resolved value. */
-  readonly version?: number;
-  /** The id (slug) of the plan the features come from; set on every resolved value. */
-  readonly planId?: string | null;
 }
 
 export interface FeatureCheck {
@@ -63,12 +59,18 @@ export interface EntitledState {
   readonly entitlements: Entitlements;
   readonly metered: Readonly<Record<string, MeteredFeature>>;
   readonly billingAnchor: Date | null;
+  /** The entitlement version (`ev`, see entitlements-version.ts). */
+  readonly version: number;
+  /** The id (slug) of the entitled plan, or null. */
+  readonly planId: string | null;
 }
 
 const NOTHING_ENTITLED: EntitledState = Object.freeze({
   entitlements: NO_ENTITLEMENTS,
   metered: Object.freeze({}),
   billingAnchor: null,
+  version: 0,
+  planId: null,
 });
 
 /** A feature grants access when it is `true`, a number above 0 or a non-empty string. */
@@ -165,25 +167,18 @@ export class EntitlementsService {
   async #load(context: EntitlementContext): Promise<EntitledState> {
     const plan = await loadEntitledPlanWithAnchor(this.orm.em, context);
     const { version, planId } = await loadEntitlementsVersion(this.orm.em, context);
-    if (plan.planName === null)
-      return Object.freeze({
-        ...NOTHING_ENTITLED,
-        entitlements: Object.freeze({ ...NO_ENTITLEMENTS, version, planId: null }),
-      });
+    if (plan.planName === null) return Object.freeze({ ...NOTHING_ENTITLED, version });
     const features = entitlementFeatures(plan.features);
     const metered: Record<string, MeteredFeature> = {};
     for (const [name, value] of Object.entries(plan.features)) {
       if (isMetered(value)) metered[name] = Object.freeze({ ...value });
     }
     return Object.freeze({
-      entitlements: Object.freeze({
-        planName: plan.planName,
-        features: Object.freeze(features),
-        version,
-        planId,
-      }),
+      entitlements: Object.freeze({ planName: plan.planName, features: Object.freeze(features) }),
       metered: Object.freeze(metered),
       billingAnchor: plan.periodEnd ?? null,
+      version,
+      planId,
     });
   }
 }
