@@ -14,6 +14,7 @@ import { Migration20261125120000 } from './Migration20261125120000.js';
 import { Migration20261125181650 } from './Migration20261125181650.js';
 import { Migration20261125181833 } from './Migration20261125181833.js';
 import { Migration20261125181853 } from './Migration20261125181853.js';
+import { Migration20261125193133 } from './Migration20261125193133.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -35,4 +36,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125181650', class: Migration20261125181650 },
   { name: 'Migration20261125181833', class: Migration20261125181833 },
   { name: 'Migration20261125181853', class: Migration20261125181853 },
+  { name: 'Migration20261125193133', class: Migration20261125193133 },
 ];

@@ -14,6 +14,7 @@ import { OpenCheckout } from './modules/checkout/open-checkout.entity.js';
 import { Customer } from './modules/customers/customer.entity.js';
 import { CustomerCount } from './modules/customers/customer-count.entity.js';
 import { CustomerSubjects } from './modules/customers/customer-subjects.subscriber.js';
+import { EntitlementSigningKey } from './modules/entitlement-tokens/signing-key.entity.js';
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
 import { CreditBucket } from './modules/metering/credit-bucket.entity.js';
 import { UsageRecord } from './modules/metering/usage-record.entity.js';
@@ -45,6 +46,7 @@ export const ENTITIES = [
   CreditBucket,
   UsageRecord,
   OpenCheckout,
+  EntitlementSigningKey,
 ];
 
 export type Orm = MikroORM;

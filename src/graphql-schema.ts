@@ -7,6 +7,7 @@ import { BillingPortalResolver } from './modules/billing-portal/billing-portal.r
 import { CheckoutResolver } from './modules/checkout/checkout.resolver.js';
 import { CouponsResolver } from './modules/coupons/coupons.resolver.js';
 import { CustomersResolver } from './modules/customers/customers.resolver.js';
+import { EntitlementTokensResolver } from './modules/entitlement-tokens/entitlement-tokens.resolver.js';
 import { EntitlementsResolver } from './modules/entitlements/entitlements.resolver.js';
 import { CustomerErasureResolver } from './modules/erasure/customer-erasure.resolver.js';
 import { InvoicesResolver } from './modules/invoices/invoices.resolver.js';
@@ -31,6 +32,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   CustomersResolver,
   CustomerErasureResolver,
   EntitlementsResolver,
+  EntitlementTokensResolver,
   InvoicesResolver,
   MeteringResolver,
   OrganizationsResolver,
@@ -57,6 +59,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [CustomersResolver, new CustomersResolver(services.customers)],
     [CustomerErasureResolver, new CustomerErasureResolver(services.customerErasure)],
     [EntitlementsResolver, new EntitlementsResolver(services.entitlements)],
+    [EntitlementTokensResolver, new EntitlementTokensResolver(services.entitlementTokens)],
     [InvoicesResolver, new InvoicesResolver(services.invoices)],
     [OrganizationsResolver, new OrganizationsResolver(services.organizations)],
     [CustomerSubscriptionsResolver, new CustomerSubscriptionsResolver(services.subscriptionHistory)],

@@ -14,6 +14,7 @@ import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { CouponsService } from './modules/coupons/coupons.service.js';
 import { CustomersService } from './modules/customers/customers.service.js';
 import type { Mailer } from './modules/email/mailer.js';
+import { EntitlementTokensService } from './modules/entitlement-tokens/entitlement-tokens.service.js';
 import { EntitlementsService } from './modules/entitlements/entitlements.service.js';
 import { CustomerErasureService } from './modules/erasure/customer-erasure.service.js';
 import { WebhookPayloadEraser } from './modules/erasure/webhook-payload-eraser.js';
@@ -73,6 +74,7 @@ export interface Services {
   readonly customers: CustomersService;
   readonly customerErasure: CustomerErasureService;
   readonly entitlements: EntitlementsService;
+  readonly entitlementTokens: EntitlementTokensService;
   /** Idempotency keys on POSTs of /v1 and GraphQL mutations, kept in PostgreSQL for every instance. */
   readonly idempotency: IdempotencyService;
   readonly invoices: InvoicesService;
@@ -144,6 +146,14 @@ export function createServices(deps: Deps): Services {
       new WebhookPayloadEraser(outboundEvents),
     ]),
     entitlements,
+    entitlementTokens: new EntitlementTokensService(
+      deps.orm,
+      deps.clock,
+      secrets,
+      apps,
+      entitlements,
+      deps.config.publicBaseUrl,
+    ),
     idempotency,
     invoices: new InvoicesService(deps.orm, deps.payments),
     magicLinks: new MagicLinksService({

@@ -22,7 +22,8 @@ export type IdPrefix =
   | 'wha'
   | 'bkt'
   | 'grant'
-  | 'use';
+  | 'use'
+  | 'etk';
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(20);

@@ -4,11 +4,15 @@ import { isLocalhostOrigin } from '../modules/apps/callback-url.js';
 import { requestProtocol } from './transport-security.js';
 
 /** What the browser may read of an answer beyond the safelisted headers. */
-const EXPOSED_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
+const EXPOSED_HEADERS =
+  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Tollgate-Entitlements-Version';
 const ALLOWED_METHODS = 'GET, POST, PATCH, DELETE';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key';
 /** Seconds a browser may reuse a preflight's answer (Chromium caps it at two hours). */
 const PREFLIGHT_MAX_AGE = '600';
+
+/** An app's public key set: readable from any page (no credential, nothing private). */
+const PUBLIC_PATH = /^\/v1\/apps\/[^/]+\/\.well-known\/jwks\.json$/;
 
 /** The app a `/v1/apps/:appId/…` path names. */
 const APP_PATH = /^\/v1\/apps\/([^/]+)\//;
@@ -42,6 +46,16 @@ export function cors(options: CorsOptions): RequestHandler {
     if (typeof origin !== 'string') return next();
     res.vary('Origin');
     if (origin === ownOrigin || origin === `${requestProtocol(req)}://${req.headers.host}`) return next();
+    if (PUBLIC_PATH.test(req.path)) {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      if (isPreflight(req)) {
+        res.setHeader('Access-Control-Allow-Methods', 'GET');
+        res.setHeader('Access-Control-Max-Age', PREFLIGHT_MAX_AGE);
+        res.status(204).end();
+        return;
+      }
+      return next();
+    }
     try {
       const principal = req.principal;
       const appId =

@@ -5,6 +5,7 @@ import { billingPortalRouter } from '../modules/billing-portal/billing-portal.re
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
 import { couponsRouter } from '../modules/coupons/coupons.rest.js';
 import { customersRouter } from '../modules/customers/customers.rest.js';
+import { entitlementTokensRouter } from '../modules/entitlement-tokens/entitlement-tokens.rest.js';
 import { entitlementsRouter } from '../modules/entitlements/entitlements.rest.js';
 import { customerErasureRouter } from '../modules/erasure/customer-erasure.rest.js';
 import { invoicesRouter } from '../modules/invoices/invoices.rest.js';
@@ -29,6 +30,7 @@ export function v1Router(services: Services): Router {
     customersRouter(services.customers),
     customerErasureRouter(services.customerErasure),
     entitlementsRouter(services.entitlements),
+    entitlementTokensRouter(services.entitlementTokens),
     meteringRouter(services.metering),
     subscriptionLifecycleRouter(services.subscriptionLifecycle),
     subscriptionsRouter(services.subscriptions, services.subscriptionHistory),

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { tokenFromDevMailbox, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -14,13 +15,28 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-sync'];
 const DIST = path.join(process.cwd(), 'packages/client/dist');
+/** The package's one dependency, `jose`, as a page without a bundler loads it (an import map). */
+const JOSE = path.join(process.cwd(), 'node_modules/jose/dist/webapi');
+const PAGE =
+  '<!doctype html><title>shop</title><script type="importmap">{"imports":{"jose":"/jose/index.js"}}</script>';
 
 /** A static site: an empty page and the built package under /client/. */
 async function startSite(): Promise<{ server: Server; port: number }> {
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://site');
     if (url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>shop</title>');
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      return;
+    }
+    if (url.pathname.startsWith('/jose/')) {
+      const file = url.pathname.slice('/jose/'.length);
+      if (!/^([a-z0-9_]+\/)*[a-z0-9_]+\.js$/.test(file)) return void res.writeHead(404).end();
+      try {
+        const body = await readFile(path.join(JOSE, file));
+        res.writeHead(200, { 'content-type': 'text/javascript' }).end(body);
+      } catch {
+        res.writeHead(404).end();
+      }
       return;
     }
     // A module of the package: `name.js`, or `folder/name.js` one level down (resources/).
@@ -153,6 +169,28 @@ describeRequiring(chromiumRequirement(CHROMIUM), '@tollgate/client in a browser'
       { baseUrl: tollgate.url, appId },
     );
     expect(result).toBe('TollgateError 0 Network Error');
+    await page.close();
+  });
+
+  it('fetches an entitlement token and checks features offline in the page (WebCrypto)', async () => {
+    const customer = await tollgate.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ email: uniqueEmail('offline') });
+    const sessionToken = await new Fixtures(tollgate, appId).session(customer.body.id);
+    const page = await browser.newPage();
+    await page.goto(`http://localhost:${site.port}/`);
+    const result = await page.evaluate(
+      async ({ baseUrl, appId, sessionToken }) => {
+        const { TollgateAuth } = await import('/client/index.js' as string);
+        const auth = new TollgateAuth({ appId, baseUrl });
+        const { token } = await auth.entitlementToken(sessionToken);
+        const ents = await auth.verifyEntitlementToken(token);
+        return { export: ents.has('export'), other: ents.has('other'), plan: ents.claims.plan };
+      },
+      { baseUrl: tollgate.url, appId, sessionToken },
+    );
+    expect(result).toEqual({ export: true, other: false, plan: { id: 'free', name: 'Free' } });
     await page.close();
   });
 });

@@ -9,6 +9,7 @@ export type AppSettingsInput = {
   autoCreateCustomer?: boolean | null | undefined;
   /** null removes the custom verification URL */
   customVerificationUrl?: string | null | undefined;
+  entitlementTokenTtlSeconds?: number | null | undefined;
   magicLinkExpiryMinutes?: number | null | undefined;
   organizationsEnabled?: boolean | null | undefined;
   sessionTtlSeconds?: number | null | undefined;
@@ -21,6 +22,7 @@ export type CreateAppInput = {
   autoCreateCustomer?: boolean | null | undefined;
   /** null removes the custom verification URL */
   customVerificationUrl?: string | null | undefined;
+  entitlementTokenTtlSeconds?: number | null | undefined;
   magicLinkExpiryMinutes?: number | null | undefined;
   name: string;
   organizationsEnabled?: boolean | null | undefined;

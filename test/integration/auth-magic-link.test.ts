@@ -302,6 +302,28 @@ describe('magic-link tokens', () => {
     expect(second.body.message).toBe('Invalid, used or expired magic link token');
   });
 
+  it('verify and the session lookup carry the entitlement version in a header, bodies unchanged', async () => {
+    const { appId, apiKey } = await createAuthApp(server, {
+      allowedCallbackUrls: 'https://app.example.com/*',
+    });
+    await new Fixtures(server, appId).plan('free', { seats: 1 }, { isDefault: true });
+    const token = await tokenFor(appId);
+    const verified = await server.http.post(`/v1/apps/${appId}/auth/verify`).send({ token });
+    expect(verified.status).toBe(200);
+    expect(Object.keys(verified.body).sort()).toEqual(['customer', 'entitlements', 'sessionToken']);
+    const ev = verified.headers['tollgate-entitlements-version'];
+    expect(ev).toMatch(/^[1-9][0-9]*$/);
+    const session = await server.http
+      .get(`/v1/apps/${appId}/auth/session`)
+      .set('authorization', `Bearer ${verified.body.sessionToken}`);
+    expect(session.headers['tollgate-entitlements-version']).toBe(ev);
+    const issued = await server.http
+      .post(`/v1/apps/${appId}/auth/entitlement-token`)
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ customerId: verified.body.customer.id });
+    expect(issued.headers['tollgate-entitlements-version']).toBe(ev);
+  });
+
   it('of 10 racing POST verify requests exactly one succeeds and exactly one session exists', async () => {
     const { appId } = await createAuthApp(server, { allowedCallbackUrls: 'https://app.example.com/*' });
     const token = await tokenFor(appId);

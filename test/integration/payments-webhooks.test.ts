@@ -420,7 +420,12 @@ describe('Stripe notification receiver', () => {
           return got.length > 0 ? got : undefined;
         });
         expect(ended).toHaveLength(1);
-        expect(ended[0]!.payload.data).toEqual({ customerId, planName: null, features: {} });
+        expect(ended[0]!.payload.data).toEqual({
+          customerId,
+          planName: null,
+          features: {},
+          ev: expect.any(Number),
+        });
       });
     } finally {
       await receiver.close();

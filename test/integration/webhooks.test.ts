@@ -364,7 +364,15 @@ describe('events', () => {
       customerId: customer.body.id,
       planName: 'Pro',
       features: { seats: 10 },
+      ev: expect.any(Number),
     });
+    // The entitlement version the event announces is the one the customer's next token carries.
+    const token = await server.http
+      .post(`/v1/apps/${appId}/auth/entitlement-token`)
+      .set(auth(apiKey))
+      .send({ customerId: customer.body.id });
+    expect(token.status).toBe(200);
+    expect(token.headers['tollgate-entitlements-version']).toBe(String(entitled.payload.data.ev));
   });
 
   it('sends subscription.updated, entitlements.updated and subscription.canceled for pause, resume and cancel (REST and GraphQL)', async () => {
@@ -569,7 +577,12 @@ describe('events', () => {
     await upsert('Basic');
     const edited = await upsert('Basic+');
     const event = await arrivedAt(secret, 'plans', 'plan.updated', (d) => d.id === 'basic');
-    expect(event.payload.data).toEqual({ ...edited.body.data.upsertPlan, stripePriceId: null, trialDays: 0 });
+    expect(event.payload.data).toEqual({
+      ...edited.body.data.upsertPlan,
+      stripePriceId: null,
+      trialDays: 0,
+      ev: expect.any(Number),
+    });
     await upsert('Basic+'); // no change, no event
     const marker = await upsert('Basic 2');
     expect(marker.body.errors).toBeUndefined();

@@ -13,7 +13,8 @@ let sessionToken: string;
 const APP_ORIGIN = 'https://shop.example.com';
 const WILDCARD_ORIGIN = 'https://eu.brand.example.org:8443';
 const FOREIGN_ORIGIN = 'https://evil.example.net';
-const EXPOSED = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
+const EXPOSED =
+  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Tollgate-Entitlements-Version';
 
 beforeAll(async () => {
   server = await startTestServer();

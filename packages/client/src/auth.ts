@@ -1,3 +1,4 @@
+import { entitlementVerifier, type VerifiedEntitlements } from './entitlement-token.js';
 import { configurationError } from './errors.js';
 import { type RequestOptions, Transport, type TransportOptions } from './http.js';
 import type {
@@ -25,7 +26,18 @@ export interface TollgateAuthOptions extends TransportOptions {
   readonly maxCachedSessions?: number;
   /** The clock of the session cache, in milliseconds (tests pass a controllable one). */
   readonly now?: () => number;
+  /** When set, entitlement tokens' `iss` must equal it (`{PUBLIC_BASE_URL}/v1/apps/{appId}`). */
+  readonly entitlementTokenIssuer?: string;
 }
+
+/** An entitlement token as issued: the compact JWT and when it expires. */
+export interface EntitlementToken {
+  readonly token: string;
+  readonly expiresAt: string;
+}
+
+/** A cached token is fetched again this long before it expires. */
+const TOKEN_REFRESH_MARGIN_MS = 10_000;
 
 function nodeEnvIsProduction(): boolean {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
@@ -45,6 +57,15 @@ export class TollgateAuth {
   readonly #maxEntries: number;
   readonly #now: () => number;
   readonly #sessions = new Map<string, { readonly session: Session; readonly expiresAt: number }>();
+  readonly #verify: (token: string) => Promise<VerifiedEntitlements>;
+  /** Per session token: its entitlement token, the version it carries, and the newest version seen. */
+  readonly #tokens = new Map<
+    string,
+    {
+      token?: Promise<{ issued: EntitlementToken; ev: number; expiresAt: number; basis: number }>;
+      seen: number;
+    }
+  >();
 
   constructor(options: TollgateAuthOptions) {
     if (typeof options?.appId !== 'string' || options.appId === '')
@@ -59,6 +80,78 @@ export class TollgateAuth {
     this.#ttlMs = ttl * 1000;
     this.#maxEntries = Math.max(1, options.maxCachedSessions ?? 1000);
     this.#now = options.now ?? Date.now;
+    this.#verify = entitlementVerifier({
+      baseUrl: options.baseUrl,
+      appId: options.appId,
+      issuer: options.entitlementTokenIssuer,
+      fetch: options.fetch,
+    });
+  }
+
+  /**
+   * The session's entitlement token, fetched once and reused until shortly before it expires or until
+   * a newer entitlement version is seen (`noteEntitlementsVersion`, or a session lookup's
+   * `Tollgate-Entitlements-Version` header).
+   */
+  async entitlementToken(sessionToken: string, options?: RequestOptions): Promise<EntitlementToken> {
+    const entry = this.#tokenEntry(sessionToken);
+    const current = entry.token && (await entry.token.catch(() => undefined));
+    // Fresh: no newer version seen than the token's own or than those known when it was fetched.
+    if (
+      current &&
+      entry.seen <= Math.max(current.ev, current.basis) &&
+      current.expiresAt - TOKEN_REFRESH_MARGIN_MS > this.#now()
+    )
+      return current.issued;
+    const basis = entry.seen;
+    const fetching = this.#transport
+      .request<EntitlementToken>(
+        { method: 'POST', path: `${this.#base}/entitlement-token`, token: sessionToken },
+        options,
+      )
+      .then((issued) => ({
+        issued,
+        ev: Number(payloadOf(issued.token).ev ?? 0),
+        expiresAt: Date.parse(issued.expiresAt),
+        basis,
+      }));
+    entry.token = fetching;
+    while (this.#tokens.size > this.#maxEntries)
+      this.#tokens.delete(this.#tokens.keys().next().value as string);
+    return (await fetching).issued;
+  }
+
+  /** Verifies an entitlement token offline against the app's published keys (see `entitlementVerifier`). */
+  verifyEntitlementToken(token: string): Promise<VerifiedEntitlements> {
+    return this.#verify(token);
+  }
+
+  /**
+   * Tells the client that the session's context has entitlement version `ev` (from an
+   * `entitlements.updated` or `plan.updated` webhook): a cached token with an older one is fetched again
+   * on the next `entitlementToken`. Without `sessionToken`, applies to every cached session.
+   */
+  noteEntitlementsVersion(ev: number, sessionToken?: string): void {
+    if (sessionToken !== undefined) {
+      const entry = this.#tokenEntry(sessionToken);
+      entry.seen = Math.max(entry.seen, ev);
+      return;
+    }
+    for (const entry of this.#tokens.values()) entry.seen = Math.max(entry.seen, ev);
+  }
+
+  #tokenEntry(sessionToken: string) {
+    let entry = this.#tokens.get(sessionToken);
+    if (!entry) {
+      entry = { seen: 0 };
+      this.#tokens.set(sessionToken, entry);
+    }
+    return entry;
+  }
+
+  #noteHeader(sessionToken: string, headers: Headers): void {
+    const ev = Number(headers.get('tollgate-entitlements-version'));
+    if (Number.isFinite(ev) && ev > 0) this.noteEntitlementsVersion(ev, sessionToken);
   }
 
   /**
@@ -104,7 +197,12 @@ export class TollgateAuth {
       this.#sessions.delete(sessionToken);
     }
     const session = await this.#transport.request<Session>(
-      { method: 'GET', path: `${this.#base}/session`, token: sessionToken },
+      {
+        method: 'GET',
+        path: `${this.#base}/session`,
+        token: sessionToken,
+        onHeaders: (headers) => this.#noteHeader(sessionToken, headers),
+      },
       options,
     );
     if (this.#ttlMs > 0) {
@@ -183,9 +281,21 @@ export class TollgateAuth {
   /** Ends the session: its token is refused from now on, and its cached session is dropped. */
   async signOut(sessionToken: string, options?: RequestOptions): Promise<SuccessResult> {
     this.#sessions.delete(sessionToken);
+    this.#tokens.delete(sessionToken);
     return this.#transport.request<SuccessResult>(
       { method: 'POST', path: `${this.#base}/sign-out`, token: sessionToken },
       options,
     );
+  }
+}
+
+/** The payload of a compact JWT, unverified (only to read the version of a token this client fetched). */
+function payloadOf(token: string): { ev?: unknown } {
+  const part = token.split('.')[1] ?? '';
+  const base64 = part.replace(/-/g, '+').replace(/_/g, '/');
+  try {
+    return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))));
+  } catch {
+    return {};
   }
 }

@@ -34,6 +34,8 @@ export interface RequestSpec {
   readonly body?: unknown;
   readonly token?: string;
   readonly idempotencyKey?: string;
+  /** Sees a successful answer's headers (e.g. `Tollgate-Entitlements-Version`). */
+  readonly onHeaders?: (headers: Headers) => void;
 }
 
 /** Stripe's clients' default: room for one wait of a full rate-limit window (60 s). */
@@ -153,6 +155,7 @@ export class Transport {
           });
         }
         if (response.ok) {
+          spec.onHeaders?.(response.headers);
           let text: string;
           try {
             text = await response.text();

@@ -1,4 +1,12 @@
-export { TollgateAuth, type TollgateAuthOptions } from './auth.js';
+export { type EntitlementToken, TollgateAuth, type TollgateAuthOptions } from './auth.js';
+export {
+  CLOCK_TOLERANCE_SECONDS,
+  type EntitlementClaims,
+  type EntitlementValue,
+  type EntitlementVerifierOptions,
+  entitlementVerifier,
+  VerifiedEntitlements,
+} from './entitlement-token.js';
 export { type RateLimit, TollgateError } from './errors.js';
 export { type RequestOptions, type TransportOptions, USER_AGENT } from './http.js';
 export type { components, operations, paths } from './openapi.js';

@@ -678,6 +678,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/apps/{appId}/auth/entitlement-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A short-lived signed token of a context's plan and features, for offline checks
+         * @description Tollgate's choice. A JWT signed with ES256 by the app's current key (header `kid`; the public
+         *     keys are at `/v1/apps/{appId}/.well-known/jwks.json`). Claims: `iss`
+         *     (`{PUBLIC_BASE_URL}/v1/apps/{appId}`), `aud` (the app id), `sub` (the customer id; with an API
+         *     key and `organizationId`, the organization id), `org` and `org_role` in an organization
+         *     context, `plan` (`{id, name}` or null), `ent` (the features), `ev` (the entitlement version,
+         *     also in the `Tollgate-Entitlements-Version` header), `iat`, `exp` (the app's
+         *     `entitlementTokenTtlSeconds`, default 300). A session token uses its own context and sends no
+         *     body (or `{}`); an API key names exactly one of `customerId`, `organizationId`.
+         */
+        post: operations["issueEntitlementToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{appId}/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The public keys that verify the app's entitlement tokens
+         * @description Tollgate's choice. No credential; cacheable (`Cache-Control: public, max-age=300`) and readable
+         *     from any origin (`Access-Control-Allow-Origin: *`). Lists the key that signs now and, after a
+         *     rotation, the next one (published at least 10 minutes before it signs) and the previous one
+         *     (kept until no token it signed can still be valid). A revoked key leaves at once. Empty until
+         *     the app's first token is issued.
+         */
+        get: operations["getEntitlementJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -2947,6 +3002,93 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    issueEntitlementToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    customerId?: string;
+                    organizationId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The token and when it expires */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A compact JWS (JWT) */
+                        token: string;
+                        /** Format: date-time */
+                        expiresAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getEntitlementJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON Web Key Set (RFC 7517) */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            kty: string;
+                            kid: string;
+                            alg: string;
+                            use: string;
+                            crv?: string;
+                            x?: string;
+                            y?: string;
+                        }[];
+                    };
+                };
+            };
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

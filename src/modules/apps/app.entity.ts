@@ -41,6 +41,10 @@ export class App {
   @Property({ type: 'integer', default: 2592000 })
   sessionTtlSeconds: Opt<number> = 2592000;
 
+  /** Lifetime of the app's entitlement tokens (see modules/entitlement-tokens). */
+  @Property({ type: 'integer', default: 300 })
+  entitlementTokenTtlSeconds: Opt<number> = 300;
+
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();
 

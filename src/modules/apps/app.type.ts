@@ -1,5 +1,5 @@
 import { GraphQLDateTimeISO } from 'graphql-scalars';
-import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { ApiKey } from './api-key.entity.js';
 import type { App } from './app.entity.js';
 
@@ -33,6 +33,8 @@ export class AppSettingsType {
   allowMultipleSubscriptions!: boolean;
   @Field({ description: 'Lifetime of a customer session token, in seconds' })
   sessionTtlSeconds!: number;
+  @Field(() => Int, { description: 'Lifetime of an entitlement token, in seconds (30–3600)' })
+  entitlementTokenTtlSeconds!: number;
 }
 
 @ObjectType('ApiKey')
@@ -82,6 +84,7 @@ export class AppType {
       organizationsEnabled: app.organizationsEnabled,
       allowMultipleSubscriptions: app.allowMultipleSubscriptions,
       sessionTtlSeconds: app.sessionTtlSeconds,
+      entitlementTokenTtlSeconds: app.entitlementTokenTtlSeconds,
     });
     return Object.assign(new AppType(), {
       id: app.id,
@@ -127,6 +130,8 @@ export class AppSettingsInput {
   allowMultipleSubscriptions?: boolean;
   @Field({ nullable: true })
   sessionTtlSeconds?: number;
+  @Field(() => Int, { nullable: true })
+  entitlementTokenTtlSeconds?: number;
 }
 
 @InputType('CreateAppInput')

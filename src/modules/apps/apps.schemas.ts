@@ -34,6 +34,12 @@ export const appSettingsSchema = z.strictObject({
     .min(60, 'must be at least 60 seconds')
     .max(31_536_000, 'must be at most one year (31536000 seconds)')
     .optional(),
+  entitlementTokenTtlSeconds: z
+    .number()
+    .int('must be a whole number of seconds')
+    .min(30, 'must be at least 30 seconds')
+    .max(3600, 'must be at most 3600 seconds')
+    .optional(),
 });
 export type AppSettingsInput = z.infer<typeof appSettingsSchema>;
 

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { strictRouter } from '../../infra/strict-router.js';
+import { ENTITLEMENTS_VERSION_HEADER } from '../entitlements/entitlements-version.js';
 import { presentSession, presentSwitchedSession, presentVerifyResult } from './auth.presenter.js';
 import type { MagicLinksService } from './magic-links.service.js';
 import type { SessionsService } from './sessions.service.js';
@@ -12,6 +13,11 @@ function noStore(_req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Referrer-Policy', 'no-referrer');
   next();
+}
+
+/** The entitlement version of the answer's entitlements, for clients that keep an entitlement token. */
+function versionHeader(res: Response, version: number | undefined): void {
+  if (version !== undefined) res.setHeader(ENTITLEMENTS_VERSION_HEADER, String(version));
 }
 
 /** `/v1/apps/:appId/auth/…`: customer login by magic link, the session lookup, switching and signing out. */
@@ -31,11 +37,13 @@ export function authRouter(magicLinks: MagicLinksService, sessions: SessionsServ
 
   router.post('/apps/:appId/auth/verify', async (req, res) => {
     const login = await magicLinks.verifyMagicLink(req.principal, req.params.appId, req.body);
+    versionHeader(res, login.entitlementsVersion);
     res.json(presentVerifyResult(login));
   });
 
   router.get('/apps/:appId/auth/session', async (req, res) => {
     const session = await sessions.getSession(req.principal, req.params.appId);
+    versionHeader(res, session.entitlementsVersion);
     res.json(presentSession(session));
   });
 

@@ -31,6 +31,8 @@ export interface VerifiedLogin {
   readonly sessionToken: string;
   readonly customer: Customer;
   readonly entitlements: Entitlements;
+  /** The entitlement version of the customer's context (`Tollgate-Entitlements-Version`). */
+  readonly entitlementsVersion?: number;
 }
 
 export interface MagicLinksDeps {
@@ -179,8 +181,13 @@ export class MagicLinksService {
         appId: app.id,
         customerId: customer.id,
       });
-      const entitlements = await this.deps.entitlements.resolve({ appId: app.id, customerId: customer.id });
-      return { sessionToken, customer, entitlements };
+      const state = await this.deps.entitlements.resolveState({ appId: app.id, customerId: customer.id });
+      return {
+        sessionToken,
+        customer,
+        entitlements: state.entitlements,
+        entitlementsVersion: state.version,
+      };
     });
   }
 

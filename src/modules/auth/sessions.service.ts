@@ -8,7 +8,11 @@ import { parseInput } from '../../core/validation.js';
 import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { AppsService } from '../apps/apps.service.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
-import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
+import type {
+  EntitledState,
+  Entitlements,
+  EntitlementsService,
+} from '../entitlements/entitlements.service.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { switchOrganizationSchema } from './auth.schemas.js';
 import { Session } from './session.entity.js';
@@ -49,8 +53,15 @@ export interface SessionCustomer {
 export interface SessionView {
   readonly customer: SessionCustomer;
   readonly entitlements: Entitlements;
+  /** The entitlement version of the context (`Tollgate-Entitlements-Version`). */
+  readonly entitlementsVersion?: number;
   readonly organizationId?: string;
   readonly orgRole?: OrgRole;
+}
+
+/** A session's entitlements and their version, from the context's entitled state. */
+function stateView(state: EntitledState): { entitlements: Entitlements; entitlementsVersion: number } {
+  return { entitlements: state.entitlements, entitlementsVersion: state.version };
 }
 
 /**
@@ -118,9 +129,8 @@ export class SessionsService {
     if (session.organizationId !== undefined) {
       return {
         customer,
-        entitlements: await this.entitlements.resolve(
-          { appId: id, organizationId: session.organizationId },
-          synced,
+        ...stateView(
+          await this.entitlements.resolveState({ appId: id, organizationId: session.organizationId }, synced),
         ),
         organizationId: session.organizationId,
         orgRole: session.orgRole,
@@ -128,7 +138,7 @@ export class SessionsService {
     }
     return {
       customer,
-      entitlements: await this.entitlements.resolve({ appId: id, customerId: customer.id }, synced),
+      ...stateView(await this.entitlements.resolveState({ appId: id, customerId: customer.id }, synced)),
     };
   }
 

@@ -12,6 +12,7 @@ import type { Features, FeatureValue } from '../plans/plan.entity.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
 import { loadEntitledPlanWithAnchor } from '../subscriptions/entitled-plan.js';
 import { featureSchema } from './entitlements.schemas.js';
+import { loadEntitlementsVersion } from './entitlements-version.js';
 
 /** Whose entitlements: a customer's own, or an organization's (shared by its members). */
 export type EntitlementContext = BillingContext;
@@ -58,12 +59,18 @@ export interface EntitledState {
   readonly entitlements: Entitlements;
   readonly metered: Readonly<Record<string, MeteredFeature>>;
   readonly billingAnchor: Date | null;
+  /** The entitlement version (`ev`, see entitlements-version.ts). */
+  readonly version: number;
+  /** The id (slug) of the entitled plan, or null. */
+  readonly planId: string | null;
 }
 
 const NOTHING_ENTITLED: EntitledState = Object.freeze({
   entitlements: NO_ENTITLEMENTS,
   metered: Object.freeze({}),
   billingAnchor: null,
+  version: 0,
+  planId: null,
 });
 
 /** A feature grants access when it is `true`, a number above 0 or a non-empty string. */
@@ -159,7 +166,8 @@ export class EntitlementsService {
 
   async #load(context: EntitlementContext): Promise<EntitledState> {
     const plan = await loadEntitledPlanWithAnchor(this.orm.em, context);
-    if (plan.planName === null) return NOTHING_ENTITLED;
+    const { version, planId } = await loadEntitlementsVersion(this.orm.em, context);
+    if (plan.planName === null) return Object.freeze({ ...NOTHING_ENTITLED, version });
     const features = entitlementFeatures(plan.features);
     const metered: Record<string, MeteredFeature> = {};
     for (const [name, value] of Object.entries(plan.features)) {
@@ -169,6 +177,8 @@ export class EntitlementsService {
       entitlements: Object.freeze({ planName: plan.planName, features: Object.freeze(features) }),
       metered: Object.freeze(metered),
       billingAnchor: plan.periodEnd ?? null,
+      version,
+      planId,
     });
   }
 }

@@ -54,8 +54,12 @@ export class PlansService {
       }
       em.assign(plan, fields);
       const after = presentPlan(plan);
-      if (before && !isDeepStrictEqual(before, after))
-        await this.events.record(em, app, 'plan.updated', after, []);
+      // `ev`: the plan's version (its last change, in ms); every context on it gets an entitlement version
+      // at least this large, so a client whose token has an older one refreshes.
+      if (before && !isDeepStrictEqual(before, after)) {
+        plan.updatedAt = new Date();
+        await this.events.record(em, app, 'plan.updated', { ...after, ev: plan.updatedAt.getTime() }, []);
+      }
       if (fields.isDefault) {
         await em.nativeUpdate(Plan, { app, isDefault: true, id: { $ne: plan.id } }, { isDefault: false });
       }

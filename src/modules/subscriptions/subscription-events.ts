@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { loadEntitlementsVersion } from '../entitlements/entitlements-version.js';
 import { entitlementFeatures } from '../plans/metered-feature.js';
 import type { OutboundEvents, PlannedEvent } from '../webhooks/outbound-events.js';
 import type { BillingContext } from './billing-context.js';
@@ -103,7 +104,9 @@ export class SubscriptionEvents {
     );
     if (subscription) planned.push(subscription);
     if (mayAlterEntitlements(stateOfRow(change.before), stateOfRow(change.after))) {
-      const entitlements = entitlementsEvent(owner, change.entitlementsBefore, change.entitlementsAfter);
+      // The change is the context's newest: its time is the entitlement version it leads to (at least).
+      const ev = Date.parse(change.after.updated_at);
+      const entitlements = entitlementsEvent(owner, change.entitlementsBefore, change.entitlementsAfter, ev);
       if (entitlements) planned.push(entitlements);
     }
     return planned;
@@ -129,7 +132,14 @@ export class SubscriptionEvents {
       planId: stateBefore?.planId ?? '',
     });
     const entitledAfter = await loadEntitledPlan(em, owner);
-    const entitlements = entitlementsEvent(owner, entitledBefore, entitledAfter);
+    const entitlements =
+      !isDeepStrictEqual(entitledBefore, entitledAfter) &&
+      entitlementsEvent(
+        owner,
+        entitledBefore,
+        entitledAfter,
+        (await loadEntitlementsVersion(em, owner)).version,
+      );
     if (entitlements) {
       await this.events.record(em, owner.appId, entitlements.type, entitlements.data, entitlements.subjects);
     }
@@ -179,15 +189,17 @@ function entitlementsEvent(
   owner: BillingContext,
   before: EntitledPlan,
   after: EntitledPlan,
+  ev: number,
 ): PlannedEvent | null {
   if (isDeepStrictEqual(before, after)) return null;
   const whose =
     owner.organizationId !== undefined
       ? { organizationId: owner.organizationId }
       : { customerId: owner.customerId };
+  // `ev`: the entitlement version, as entitlement tokens carry it (a client holding an older one refreshes).
   return {
     type: 'entitlements.updated',
-    data: { ...whose, planName: after.planName, features: entitlementFeatures(after.features) },
+    data: { ...whose, planName: after.planName, features: entitlementFeatures(after.features), ev },
     subjects: [owner.organizationId ?? owner.customerId!],
   };
 }

@@ -1,0 +1,160 @@
+/**
+ * Benchmark of entitlement tokens (modules/entitlement-tokens), on a scratch database, loopback only:
+ *   1. `has()` on a verified token, in process (the client library's check): checks per second;
+ *   2. the first verification with a cold JWKS (a fresh `createRemoteJWKSet`: fetch, import, verify):
+ *      median and p95 of BENCH_COLD_RUNS;
+ *   3. issuance (`POST /v1/apps/:appId/auth/entitlement-token`) against the session lookup
+ *      (`GET /v1/apps/:appId/auth/session`), the same session token, interleaved A/B rounds, medians.
+ * Tollgate from dist/ runs in a child process, the load in another (bench/support.js).
+ *
+ *   npm run build && node bench/entitlement-tokens.js   # BENCH_DURATION=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=20
+ */
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import {
+  createApp,
+  dist,
+  loadavg,
+  loadInChild,
+  median,
+  percentile,
+  startTollgate,
+  withScratchDatabase,
+} from './support.js';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 30);
+
+const { verifyEntitlementToken, TollgateAuth } = await import(
+  new URL('../packages/client/dist/index.js', import.meta.url).href
+).catch(() => ({}));
+
+await withScratchDatabase('tollgate_bench_etk', async (databaseUrl) => {
+  const tollgate = await startTollgate(databaseUrl, {
+    RATE_LIMIT_SESSION: '1000000000',
+    RATE_LIMIT_API_KEY: '1000000000',
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    const { appId, apiKey } = await createApp(tollgate.url, tollgate.adminToken, 'bench');
+    const headers = (token) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+    const post = (path, token, body) =>
+      fetch(`${tollgate.url}${path}`, {
+        method: 'POST',
+        headers: headers(token),
+        body: JSON.stringify(body),
+      });
+    await (
+      await fetch(`${tollgate.url}/graphql`, {
+        method: 'POST',
+        headers: headers(tollgate.adminToken),
+        body: JSON.stringify({
+          query: `mutation($appId: ID!) { upsertPlan(appId: $appId, input: {id: "free", name: "Free", isDefault: true,
+            features: {sso: true, seats: 5, tier: "gold", projects: 10}}) { id } }`,
+          variables: { appId },
+        }),
+      })
+    ).json();
+    const customer = await (await post('/v1/customers', apiKey, { email: 'bench@example.com' })).json();
+    const sessionToken = await sessionFor(databaseUrl, appId, customer.id);
+
+    const issued = await (await post(`/v1/apps/${appId}/auth/entitlement-token`, sessionToken, {})).json();
+    const jwksUrl = new URL(`${tollgate.url}/v1/apps/${appId}/.well-known/jwks.json`);
+    const options = { audience: appId };
+
+    // 1. has() on a verified token.
+    let checks = 0;
+    let verified;
+    if (verifyEntitlementToken) {
+      const auth = new TollgateAuth({ appId, baseUrl: tollgate.url });
+      verified = await auth.verifyEntitlementToken(issued.token);
+    } else {
+      const { payload } = await jwtVerify(issued.token, createRemoteJWKSet(jwksUrl), options);
+      verified = { has: (f) => Object.hasOwn(payload.ent, f) && payload.ent[f] !== false };
+    }
+    const names = ['sso', 'seats', 'tier', 'missing'];
+    const rates = [];
+    for (let round = 0; round < 5; round++) {
+      const started = performance.now();
+      let granted = 0;
+      for (let i = 0; i < 2_000_000; i++) if (verified.has(names[i & 3])) granted++;
+      const ms = performance.now() - started;
+      checks += 2_000_000;
+      rates.push(2_000_000 / (ms / 1000));
+      if (granted !== 1_500_000) throw new Error(`has() answered ${granted} grants of 1500000`);
+    }
+    console.log(
+      `has(): median ${Math.round(median(rates)).toLocaleString('en')} checks/s (${checks} checks)`,
+    );
+
+    // 2. Cold first verification: a fresh remote key set each time.
+    const cold = [];
+    for (let i = 0; i < COLD_RUNS; i++) {
+      const keys = createRemoteJWKSet(jwksUrl);
+      const started = performance.now();
+      await jwtVerify(issued.token, keys, options);
+      cold.push(performance.now() - started);
+    }
+    console.log(
+      `cold first verification: median ${median(cold).toFixed(2)} ms, p95 ${percentile(cold, 95).toFixed(2)} ms (${COLD_RUNS} runs)`,
+    );
+
+    // 3. Issuance against the session lookup, interleaved.
+    const run = (method, path) =>
+      loadInChild({
+        url: `${tollgate.url}${path}`,
+        method,
+        headers: headers(sessionToken),
+        body: method === 'POST' ? '{}' : undefined,
+        connections: CONNECTIONS,
+        duration: DURATION,
+      });
+    await run('POST', `/v1/apps/${appId}/auth/entitlement-token`); // warm-up
+    await run('GET', `/v1/apps/${appId}/auth/session`);
+    const issuance = [];
+    const lookup = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [list, method, path] of [
+        [issuance, 'POST', `/v1/apps/${appId}/auth/entitlement-token`],
+        [lookup, 'GET', `/v1/apps/${appId}/auth/session`],
+      ]) {
+        const result = await run(method, path);
+        const non2xx = Object.entries(result.statusCodes).filter(([code]) => code !== '200');
+        if (non2xx.length > 0 || result.errors > 0)
+          throw new Error(
+            `${method} ${path}: ${JSON.stringify(result.statusCodes)}, ${result.errors} errors`,
+          );
+        list.push(result);
+      }
+    }
+    const rps = (list) => median(list.map((r) => r.rps));
+    const p99 = (list) => median(list.map((r) => r.p99));
+    console.log(`issuance: median ${Math.round(rps(issuance))} req/s, p99 ${p99(issuance)} ms`);
+    console.log(`session lookup: median ${Math.round(rps(lookup))} req/s, p99 ${p99(lookup)} ms`);
+    console.log(`issuance / session lookup: ${(rps(issuance) / rps(lookup)).toFixed(2)} (target ≥ 0.8)`);
+    console.log(`load average: ${loadavg()}`);
+  } finally {
+    await tollgate.stop();
+  }
+});
+
+/** A session token for the customer, written as the login flow writes one (only its hash is kept). */
+async function sessionFor(databaseUrl, appId, customerId) {
+  const { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } = await import(dist('core/tokens.js'));
+  const { newId } = await import(dist('core/ids.js'));
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const token = randomSecret(SESSION_TOKEN_PREFIX);
+    await client.query(
+      `insert into session (id, app_id, customer_id, organization_id, token_hash, created_at, expires_at)
+       values ($1, $2, $3, null, $4, now(), now() + interval '1 day')`,
+      [newId('ses'), appId, customerId, hashSecret(token)],
+    );
+    return token;
+  } finally {
+    await client.end();
+  }
+}
