@@ -239,6 +239,20 @@ describe('Idempotency-Key on POST /v1', () => {
     }
   });
 
+  it('refuses the header where the answer is a signed entitlement token', async () => {
+    const customer = await createCustomer({ email: email() });
+    expect(customer.status).toBe(201);
+    const res = await server.http
+      .post(`/v1/apps/${appId}/auth/entitlement-token`)
+      .set('authorization', `Bearer ${apiKey}`)
+      .set('idempotency-key', randomUUID())
+      .send({ customerId: customer.body.id });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe(
+      'Idempotency-Key is not accepted here: this endpoint is public, or its answer carries a secret',
+    );
+  });
+
   it('refuses a malformed key, and a key without an app credential', async () => {
     const bad = await createCustomer({ email: email() }, 'has space');
     expect(bad.status).toBe(400);

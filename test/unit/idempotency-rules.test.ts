@@ -67,6 +67,7 @@ describe('Idempotency-Key rules', () => {
     expect(isRefusedRestPath('/v1/apps/app_x/auth/magic-link')).toBe(true);
     expect(isRefusedRestPath('/v1/apps/app_x/auth/verify')).toBe(true);
     expect(isRefusedRestPath('/v1/apps/app_x/auth/switch-organization')).toBe(true);
+    expect(isRefusedRestPath('/v1/apps/app_x/auth/entitlement-token')).toBe(true);
     expect(isRefusedRestPath('/v1/webhook-endpoints')).toBe(true);
     expect(isRefusedRestPath('/v1/webhook-endpoints/we_x/rotate-secret')).toBe(true);
     expect(isRefusedRestPath('/v1/webhook-deliveries/whd_x/retry')).toBe(false);

@@ -19,13 +19,14 @@ export function keyProblem(key: string): string | null {
 
 /**
  * REST paths whose POST refuses the header: the public login endpoints, which carry no credential to
- * keep an answer under, and the answers that hand out a secret (a session token, a webhook signing
- * secret), which must never be stored to be replayed.
+ * keep an answer under, and the answers that hand out a secret (a session token, an entitlement token, a
+ * webhook signing secret), which must never be stored to be replayed.
  */
 export const REFUSED_REST_PATHS: readonly RegExp[] = [
   /^\/v1\/apps\/[^/]+\/auth\/magic-link$/,
   /^\/v1\/apps\/[^/]+\/auth\/verify$/,
   /^\/v1\/apps\/[^/]+\/auth\/switch-organization$/,
+  /^\/v1\/apps\/[^/]+\/auth\/entitlement-token$/,
   /^\/v1\/webhook-endpoints$/,
   /^\/v1\/webhook-endpoints\/[^/]+\/rotate-secret$/,
 ];
