@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import type { EmulatorOptions, PlanOptions } from './cli.js';
 import { ConfigError, loadConfig } from './config.js';
 import { systemClock } from './core/clock.js';
 import { ValidationError } from './core/errors.js';
@@ -210,6 +209,28 @@ export async function createKey(options: { app: string }): Promise<void> {
 }
 
 /** `plans upsert`: optionally creates the price at Stripe first, then upserts the plan as the operator. */
+/** `plans upsert`'s options, as commander parses them (src/cli.ts). */
+export interface PlanOptions {
+  readonly app: string;
+  readonly id: string;
+  readonly name?: string;
+  readonly price?: string;
+  readonly amount?: string;
+  readonly currency?: string;
+  readonly interval?: string;
+  readonly trialDays?: string;
+  readonly features?: string;
+  readonly default?: boolean;
+}
+
+/** `stripe-emulator`'s options. */
+export interface EmulatorOptions {
+  readonly port?: string;
+  readonly webhookUrl?: string;
+  readonly webhookSecret?: string;
+  readonly state?: string;
+}
+
 export async function upsertPlan(options: PlanOptions): Promise<void> {
   if (options.price && options.amount) throw new ValidationError('give either --price or --amount, not both');
   let features: unknown;

@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import type { EmulatorOptions, PlanOptions } from './cli-commands.js';
 
 /**
  * The `tollgate` command line: every command, its options and its help, parsed by commander. This file
@@ -164,26 +165,6 @@ ${example('DATABASE_URL=postgres://postgres@127.0.0.1:5432/tollgate tollgate db 
     .action(async (options: EmulatorOptions) => (await commands()).stripeEmulator(options));
 
   return program;
-}
-
-export interface PlanOptions {
-  readonly app: string;
-  readonly id: string;
-  readonly name?: string;
-  readonly price?: string;
-  readonly amount?: string;
-  readonly currency?: string;
-  readonly interval?: string;
-  readonly trialDays?: string;
-  readonly features?: string;
-  readonly default?: boolean;
-}
-
-export interface EmulatorOptions {
-  readonly port?: string;
-  readonly webhookUrl?: string;
-  readonly webhookSecret?: string;
-  readonly state?: string;
 }
 
 /** Options a command cannot run without (commander's own mandatory check runs before its unknown-option check). */

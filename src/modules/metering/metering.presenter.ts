@@ -1,5 +1,15 @@
 import type { Balance, CreditGrant } from './ledger.js';
-import type { UsageResult } from './metering.service.js';
+
+/** The answer to a consumption: recorded (with its id), or refused with nothing recorded. */
+export type UsageResult =
+  | {
+      readonly allowed: true;
+      readonly id: string;
+      readonly feature: string;
+      readonly amount: number;
+      readonly balance: Balance;
+    }
+  | { readonly allowed: false; readonly balance: Balance | null };
 
 /** A balance inside a check or a usage answer: `{limit, granted, used, remaining, resetsAt}`. */
 export function presentBalance(balance: Balance) {

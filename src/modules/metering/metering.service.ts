@@ -11,7 +11,7 @@ import { type BillingContext, billingContextOf } from '../subscriptions/billing-
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { type BalanceReader, meterOf, subjectOf } from './balance-reader.js';
 import { type Balance, type CreditGrant, ledger, type Meter, type Subject } from './ledger.js';
-import { presentBalance, presentGrant } from './metering.presenter.js';
+import { presentBalance, presentGrant, type UsageResult } from './metering.presenter.js';
 import {
   grantIdSchema,
   grantInputSchema,
@@ -19,17 +19,6 @@ import {
   usageIdSchema,
   usageInputSchema,
 } from './metering.schemas.js';
-
-/** The answer to a consumption: recorded (with its id), or refused with nothing recorded. */
-export type UsageResult =
-  | {
-      readonly allowed: true;
-      readonly id: string;
-      readonly feature: string;
-      readonly amount: number;
-      readonly balance: Balance;
-    }
-  | { readonly allowed: false; readonly balance: Balance | null };
 
 /**
  * Metered features: atomic check-and-consume, refunds, grants and balances of a customer or an

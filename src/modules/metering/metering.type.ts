@@ -2,7 +2,7 @@ import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import type { Metadata } from '../customers/customer.entity.js';
 import type { Balance, CreditGrant } from './ledger.js';
-import type { UsageResult } from './metering.service.js';
+import type { UsageResult } from './metering.presenter.js';
 
 @ObjectType('Balance', { description: "A metered feature's live balance in a context" })
 export class BalanceType {
