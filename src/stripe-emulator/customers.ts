@@ -3,7 +3,6 @@ import { now, randomId } from './objects.js';
 import { allow, mergeMetadata, type Obj, obj, type Params, str } from './parameters.js';
 import { searchPage } from './search.js';
 import { type Emulation, findOrFail, listPage } from './state.js';
-import { endSubscription } from './subscriptions.js';
 
 /** `/v1/customers`: created by the API or by paying on the checkout page. */
 
@@ -64,24 +63,6 @@ export function customerOrFail(em: Emulation, id: string, param = 'id'): Obj {
 /** `GET /v1/customers/:id`: a deleted customer answers as Stripe's deleted object. */
 export function retrieveCustomer(em: Emulation, id: string): Obj {
   return findOrFail('customer', em.state.customers, id);
-}
-
-/**
- * `DELETE /v1/customers/:id`: Stripe cancels the customer's subscriptions at once and keeps only the
- * deleted object (`{ id, object, deleted: true }`).
- */
-export function deleteCustomer(em: Emulation, id: string): Obj {
-  const customer = customerOrFail(em, id);
-  for (const subscription of Object.values(em.state.subscriptions)) {
-    if (subscription.customer === id && subscription.status !== 'canceled') endSubscription(em, subscription);
-  }
-  for (const method of Object.values(em.state.paymentMethods)) {
-    if (method.customer === id) method.customer = null;
-  }
-  const deleted = { id, object: 'customer', deleted: true };
-  em.state.customers[id] = deleted;
-  em.emit('customer.deleted', customer);
-  return deleted;
 }
 
 /** `GET /v1/customers/search`. */

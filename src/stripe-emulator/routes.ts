@@ -22,9 +22,9 @@ import {
   retrievePromotionCode,
   updatePromotionCode,
 } from './coupons.js';
+import { deleteCustomer } from './customer-deletion.js';
 import {
   createCustomer,
-  deleteCustomer,
   listCustomers,
   retrieveCustomer,
   searchCustomers,
