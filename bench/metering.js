@@ -5,9 +5,9 @@
  * On a freshly seeded scratch database (DATABASE_URL's server, else postgres://postgres@127.0.0.1:5432/
  * postgres) it starts two servers in child processes, side by side:
  *   1. Tollgate, the built code from dist/ (`npm run build` first), with its whole middleware chain;
- *   2. a baseline: a minimal node:http server doing the same one-transaction consume with `pg` (session
- *      → allowance row locked by an upsert → buckets locked → spent moved and usage inserted → commit),
- *      and for the check the same balance read (allowance and grants of the period, no lock).
+ *   2. a baseline: a minimal node:http server doing the same database work with `pg`: the session row,
+ *      then the same one-statement consumption (the ledger's database function `tollgate_consume`, its
+ *      own transaction), and for the check the same balance read (allowance and grants, no lock).
  * Each workload is measured in interleaved rounds (Tollgate, baseline, Tollgate, baseline…), each a
  * warm-up then a measured autocannon run on loopback, and the medians are reported:
  *   - spread: consumptions across BENCH_CUSTOMERS customers (each connection one customer's session);
@@ -255,23 +255,15 @@ async function serveTollgate(url) {
   process.send(server.url);
 }
 
-/** Child: the baseline. The same statements as Tollgate's ledger, hand-written, one transaction each. */
+/** Child: the baseline. The session read and the same consumption statement as Tollgate's ledger. */
 async function serveBaseline(url) {
   const pool = new pg.Pool({ connectionString: url, max: 20 });
   const SESSION = `select s.app_id, s.customer_id, p.features -> $2 as def
       from session s join plan p on p.app_id = s.app_id and p.is_default
      where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now()`;
-  const LOCK = `insert into credit_bucket as b
-      (id, app_id, subject_id, customer_id, feature, kind, priority, period_end, expires_at, created_at)
-    values ($1, $2, $3, $3, $4, 'allowance', 50, $5, $5, $6)
-    on conflict (subject_id, feature, kind, period_end) do update set spent = b.spent returning b.id`;
-  const PAYING = `select id, kind, amount, spent from credit_bucket b
-     where subject_id = $1 and feature = $2
-       and ((kind = 'grant' and voided_at is null and (expires_at is null or expires_at > now())) or (kind <> 'grant' and period_end = $3))
-     order by priority, expires_at nulls last, created_at, id for update`;
-  const TAKE = `with t as (update credit_bucket set spent = spent + $2, used = used + $2 where id = $1 returning id)
-    insert into usage_record (id, app_id, subject_id, customer_id, feature, amount, period_end, sources, metadata)
-    values ($3, $4, $5, $5, $6, $2, $7, $8, '{}')`;
+  // The same one-statement consumption Tollgate runs (the database function of its ledger).
+  const CONSUME = `select outcome, remaining from tollgate_consume($1, $2, $3, $4, $5, $5, $5, null, $6, $7, 1,
+      $8, $9, $9, null, null, null, '{}', now(), false)`;
   const READ = `select kind, amount, spent, used from credit_bucket
      where subject_id = $1 and feature = $2
        and ((kind = 'grant' and voided_at is null and (expires_at is null or expires_at > now())) or (kind <> 'grant' and period_end = $3))`;
@@ -319,47 +311,27 @@ async function serveBaseline(url) {
         );
         return;
       }
-      await client.query('begin');
-      const lock = await client.query({
-        name: 'lock',
-        text: LOCK,
-        values: [id('bkt'), appId, customerId, feature, end, from],
+      const usageId = id('use');
+      const consumed = await client.query({
+        name: 'consume',
+        text: CONSUME,
+        values: [id('bkt'), id('bkt'), usageId, appId, customerId, feature, def.limit, from, end],
       });
-      const paying = await client.query({ name: 'paying', text: PAYING, values: [customerId, feature, end] });
-      const allowance = paying.rows.find((r) => r.id === lock.rows[0].id);
-      const remaining = def.limit - Number(allowance.spent);
-      if (remaining < 1) {
-        await client.query('rollback');
+      const { outcome, remaining } = consumed.rows[0];
+      if (outcome !== 'recorded') {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"allowed":false}');
         return;
       }
-      const usageId = id('use');
-      await client.query({
-        name: 'take',
-        text: TAKE,
-        values: [
-          allowance.id,
-          1,
-          usageId,
-          appId,
-          customerId,
-          feature,
-          end,
-          JSON.stringify([{ bucket: allowance.id, amount: 1 }]),
-        ],
-      });
-      await client.query('commit');
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           id: usageId,
           feature,
           amount: 1,
           allowed: true,
-          balance: { remaining: remaining - 1 },
+          balance: { remaining: Number(remaining) - 1 },
         }),
       );
     } catch (error) {
-      await client.query('rollback').catch(() => undefined);
       console.error(error);
       res.writeHead(500).end();
     } finally {

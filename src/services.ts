@@ -109,7 +109,8 @@ export function createServices(deps: Deps): Services {
     },
     metrics?.feed,
   );
-  const balances = new BalanceReader(deps.orm, deps.clock);
+  const pool = () => connectionPool(deps.orm);
+  const balances = new BalanceReader(deps.orm, deps.clock, pool);
   const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'), balances);
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
@@ -167,9 +168,7 @@ export function createServices(deps: Deps): Services {
       sessions,
       entitlements,
     }),
-    metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents, () =>
-      connectionPool(deps.orm),
-    ),
+    metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents, pool),
     organizations,
     plans: new PlansService(deps.orm, deps.payments, outboundEvents),
     providerNotifications: new ProviderNotificationsService(

@@ -42,3 +42,23 @@ export class PreparedStatement<Row extends object> {
     }
   }
 }
+
+/**
+ * Runs `fn` on a client lent by the pool, outside the ORM's unit of work (a hot path's prepared
+ * statements, each its own transaction). A client whose work failed goes back to be destroyed.
+ */
+export async function withPooledClient<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let failure: Error | undefined;
+  try {
+    return await fn(client);
+  } catch (error) {
+    failure = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    client.release(failure);
+  }
+}

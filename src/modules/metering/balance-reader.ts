@@ -1,6 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import type { SessionPrincipal } from '../../core/principal.js';
+import { withPooledClient } from '../../infra/prepared-statement.js';
 import { type MeteredFeature, periodAt } from '../plans/metered-feature.js';
 import type { BillingContext } from '../subscriptions/billing-context.js';
 import { type Balance, ledger, type Meter, type Subject } from './ledger.js';
@@ -40,13 +42,17 @@ export class BalanceReader {
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
+    /** The `pg` pool under the ORM: a read outside a transaction runs its prepared statements there. */
+    private readonly pool: () => Promise<pg.Pool>,
   ) {}
+
+  #pool: Promise<pg.Pool> | undefined;
 
   /** Every metered feature's balance, in the plan's order. */
   async all(context: BillingContext, plan: MeteredPlan): Promise<Balance[]> {
     const now = this.clock.now();
     const meters = Object.keys(plan.metered).map((f) => meterOf(plan, f, now)!);
-    return ledger.balances(this.orm.em, subjectOf(context), meters, now);
+    return this.#read(subjectOf(context), meters, now);
   }
 
   /** One metered feature's balance; null when the plan does not meter it. */
@@ -54,7 +60,14 @@ export class BalanceReader {
     const now = this.clock.now();
     const meter = meterOf(plan, feature, now);
     if (meter === null) return null;
-    const [balance] = await ledger.balances(this.orm.em, subjectOf(context), [meter], now);
+    const [balance] = await this.#read(subjectOf(context), [meter], now);
     return balance!;
+  }
+
+  /** Inside a transaction the ORM's connection (it may read the caller's own writes), else the pool's. */
+  async #read(subject: Subject, meters: readonly Meter[], now: Date): Promise<Balance[]> {
+    if (this.orm.em.isInTransaction()) return ledger.balances(this.orm.em, subject, meters, now);
+    this.#pool ??= this.pool();
+    return withPooledClient(await this.#pool, (client) => ledger.balances(client, subject, meters, now));
   }
 }

@@ -6,13 +6,10 @@ import type { BucketKind } from './credit-bucket.entity.js';
 import type { UsageSource } from './usage-record.entity.js';
 
 /**
- * The burn-down rule, in this one place: buckets pay in order of priority (lower first), then earliest
- * expiry (no expiry last), then creation time, then id. A period's allowance is created at the period's
- * start and a rollover at the previous period's start, so with equal priority the rollover, which came
- * first, pays before the allowance.
+ * The burn-down rule (buckets pay in order of priority, lower first, then earliest expiry, no expiry last,
+ * then creation time, then id) lives in one place: the database function `tollgate_consume`, created by
+ * migrations/Migration20261126141000.ts, which every consumption runs.
  */
-export const BURN_DOWN_ORDER = 'priority asc, expires_at asc nulls last, created_at asc, id asc';
-
 /** The priority of plan allowances and rollovers, and a grant's default. */
 export const DEFAULT_PRIORITY = 50;
 
@@ -106,17 +103,6 @@ const READ_BUCKETS = `
        or (b.kind <> 'grant' and b.period_end in (select jsonb_array_elements_text(?::jsonb)::timestamptz)))`;
 
 /**
- * Creates the period's allowance or, when it exists, locks it: every consumption of the subject's feature
- * passes here first, so this row serializes them (on every instance) for the rest of the transaction.
- */
-const LOCK_ALLOWANCE = `
-  insert into credit_bucket as b
-    (id, app_id, subject_id, customer_id, organization_id, feature, kind, priority, period_end, expires_at, created_at)
-  values (?, ?, ?, ?, ?, ?, 'allowance', ${DEFAULT_PRIORITY}, ?, ?, ?)
-  on conflict (subject_id, feature, kind, period_end) do update set spent = b.spent
-  returning b.id, (xmax = 0) as inserted`;
-
-/**
  * The rollover into a new period: the previous period's unspent allowance under the current limit, at
  * most `rollover.max`, when the subject existed then. The previous allowance has expired, so its `spent`
  * no longer moves (refunds into it lapse) and this reads the same now as on any later read.
@@ -127,33 +113,19 @@ const CARRIED = `least(?::bigint, greatest(0, ?::bigint - coalesce((
   * (case when exists (select 1 from customer c where c.id = ? and c.created_at < ?)
            or exists (select 1 from organization o where o.id = ? and o.created_at < ?) then 1 else 0 end)`;
 
-const INSERT_ROLLOVER = `
-  insert into credit_bucket
-    (id, app_id, subject_id, customer_id, organization_id, feature, kind, amount, priority, period_end, expires_at, created_at)
-  select ?, ?, ?, ?, ?, ?, 'rollover', ${CARRIED}, ${DEFAULT_PRIORITY}, ?, ?, ?
-  on conflict (subject_id, feature, kind, period_end) do nothing`;
-
 const READ_CARRIED = `select ${CARRIED} as carried`;
 
-/** The subject's buckets that may pay now, locked in burn-down order. */
-const LOCK_PAYING = `
-  select ${BUCKET_COLUMNS} from credit_bucket b
-   where b.subject_id = ? and b.feature = ?
-     and ((${ACTIVE_GRANT}) or (b.kind <> 'grant' and b.period_end = ?))
-   order by ${BURN_DOWN_ORDER}
-   for update`;
+/** One consumption, one statement (see `ledger.consume`). */
+const CONSUME = `select outcome, allowance_id, granted, used, remaining
+  from tollgate_consume(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)`;
 
-/** Moves `spent` on the paying buckets and `used` on the allowance, and records the usage: one statement. */
-const TAKE_AND_RECORD = `
-  with taken as (
-    update credit_bucket b
-       set spent = b.spent + v.take, used = b.used + (case when b.id = ? then ?::bigint else 0 end)
-      from jsonb_to_recordset(?::jsonb) as v(id text, take bigint)
-     where b.id = v.id
-    returning b.id)
-  insert into usage_record
-    (id, app_id, subject_id, customer_id, organization_id, feature, amount, period_end, sources, metadata, created_at)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?)`;
+interface ConsumeRow {
+  readonly outcome: 'recorded' | 'refused' | 'reaches_zero';
+  readonly allowance_id: string;
+  readonly granted: string;
+  readonly used: string;
+  readonly remaining: string;
+}
 
 const GRANT_COLUMNS = `id, customer_id, organization_id, feature, amount, spent, priority, ${ms('expires_at', 'expires_at')},
   description, ${ms('voided_at', 'voided_at')}, ${ms('created_at', 'created_at')}`;
@@ -202,8 +174,8 @@ function balanceOf(meter: Meter, rows: readonly BucketRow[], carried: number): B
 
 /**
  * Where the ledger's statements run: the ORM's entity manager (in its transaction, when it has one), or
- * a pooled `pg` client in a transaction of its own, the consumption's fast path, which skips the ORM's
- * transaction machinery (see MeteringService.recordUsage).
+ * a pooled `pg` client, for a statement that is its own transaction: the consumption's fast path, which
+ * skips the ORM's transaction machinery (see MeteringService.recordUsage).
  */
 export type Db = EntityManager | pg.PoolClient;
 
@@ -263,14 +235,9 @@ export type Consumption =
  */
 export const ledger = {
   /** The live balances of `meters` (no locks, nothing written: a period no one touched reads as fresh). */
-  async balances(
-    em: EntityManager,
-    subject: Subject,
-    meters: readonly Meter[],
-    now: Date,
-  ): Promise<Balance[]> {
+  async balances(db: Db, subject: Subject, meters: readonly Meter[], now: Date): Promise<Balance[]> {
     if (meters.length === 0) return [];
-    const rows = await exec<BucketRow>(em, READ_BUCKETS, [
+    const rows = await exec<BucketRow>(db, READ_BUCKETS, [
       subject.subjectId,
       JSON.stringify(meters.map((m) => m.feature)),
       now,
@@ -285,7 +252,7 @@ export const ledger = {
       );
       let carried = 0;
       if (rollsOver(meter) && !touched) {
-        const [row] = await exec<{ carried: string }>(em, READ_CARRIED, carriedParams(subject, meter));
+        const [row] = await exec<{ carried: string }>(db, READ_CARRIED, carriedParams(subject, meter));
         carried = Number(row?.carried ?? 0);
       }
       balances.push(balanceOf(meter, rows, carried));
@@ -295,8 +262,10 @@ export const ledger = {
 
   /**
    * Takes `amount` from the subject's buckets in burn-down order and records the usage, or takes nothing
-   * when they hold less. Must run inside a transaction (`em.transactional`): its first statement locks
-   * the period's allowance row, which serializes the subject's consumptions until the commit.
+   * when they hold less: one statement, the database function `tollgate_consume` (the burn-down rule's one
+   * place, see its migration). Run alone it is its own transaction; in the ORM's transaction (`em`), the
+   * allowance row it locks first serializes the subject's consumptions until that transaction commits.
+   * `stopBeforeZero`: a consumption that would empty the balance takes nothing and answers `reaches_zero`.
    */
   async consume(
     db: Db,
@@ -305,68 +274,42 @@ export const ledger = {
     amount: number,
     metadata: object,
     now: Date,
-  ): Promise<Consumption> {
-    const { period } = meter;
-    const expires = period.resetsAt;
-    const [lock] = await exec<{ id: string; inserted: boolean }>(db, LOCK_ALLOWANCE, [
-      newId('bkt'),
-      subject.appId,
-      subject.subjectId,
-      subject.organizationId === null ? subject.customerId : null,
-      subject.organizationId,
-      meter.feature,
-      period.end,
-      expires,
-      period.start,
-    ]);
-    const allowanceId = lock!.id;
-    if (lock!.inserted && rollsOver(meter)) {
-      await exec(db, INSERT_ROLLOVER, [
-        newId('bkt'),
-        subject.appId,
-        subject.subjectId,
-        subject.organizationId === null ? subject.customerId : null,
-        subject.organizationId,
-        meter.feature,
-        ...carriedParams(subject, meter),
-        period.end,
-        expires,
-        period.previous!.start,
-      ]);
-    }
-    const rows = await exec<BucketRow>(db, LOCK_PAYING, [subject.subjectId, meter.feature, now, period.end]);
-    const before = balanceOf(meter, rows, 0);
-    if (before.remaining < amount) return { allowed: false, balance: before };
-
-    const takes: { id: string; take: number }[] = [{ id: allowanceId, take: 0 }];
-    const sources: UsageSource[] = [];
-    let left = amount;
-    for (const row of rows) {
-      if (left === 0) break;
-      const take = Math.min(left, available(row, meter.definition.limit));
-      if (take === 0) continue;
-      left -= take;
-      sources.push({ bucket: row.id, amount: take });
-      if (row.id === allowanceId) takes[0] = { id: allowanceId, take };
-      else takes.push({ id: row.id, take });
-    }
+    stopBeforeZero = false,
+  ): Promise<Consumption | { readonly allowed: 'reaches_zero' }> {
+    const { period, definition } = meter;
     const usageId = newId('use');
-    await exec(db, TAKE_AND_RECORD, [
-      allowanceId,
-      amount,
-      JSON.stringify(takes),
+    const [row] = await exec<ConsumeRow>(db, CONSUME, [
+      newId('bkt'),
+      newId('bkt'),
       usageId,
       subject.appId,
       subject.subjectId,
+      subject.organizationId === null ? subject.customerId : null,
       subject.customerId,
       subject.organizationId,
       meter.feature,
+      definition.limit,
       amount,
+      period.start,
       period.end,
-      JSON.stringify(sources),
+      period.resetsAt,
+      rollsOver(meter) ? definition.rollover!.max : null,
+      period.previous?.start ?? null,
+      period.previous?.end ?? null,
       JSON.stringify(metadata),
       now,
+      stopBeforeZero,
     ]);
+    if (row!.outcome === 'reaches_zero') return { allowed: 'reaches_zero' };
+    const before: Balance = {
+      feature: meter.feature,
+      limit: definition.limit,
+      granted: Number(row!.granted),
+      used: Number(row!.used),
+      remaining: Number(row!.remaining),
+      resetsAt: period.resetsAt,
+    };
+    if (row!.outcome === 'refused') return { allowed: false, balance: before };
     return {
       allowed: true,
       usageId,

@@ -4,13 +4,21 @@ import type { Clock } from '../../core/clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { type AppScope, type Principal, requireApiKey, requireAppPrincipal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import { withPooledClient } from '../../infra/prepared-statement.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import type { EntitlementsService } from '../entitlements/entitlements.service.js';
 import { type BillingContext, billingContextOf } from '../subscriptions/billing-context.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { type BalanceReader, meterOf, subjectOf } from './balance-reader.js';
-import { type Balance, type CreditGrant, ledger, type Meter, type Subject } from './ledger.js';
+import {
+  type Balance,
+  type Consumption,
+  type CreditGrant,
+  ledger,
+  type Meter,
+  type Subject,
+} from './ledger.js';
 import { presentBalance, presentGrant, type UsageResult } from './metering.presenter.js';
 import {
   grantIdSchema,
@@ -64,16 +72,15 @@ export class MeteringService {
       return { allowed: false, balance: null };
     }
     const subject = subjectOf(context, caller.kind === 'session' ? caller : undefined);
-    // The fast path: one transaction on a pooled connection, without the ORM's transaction machinery.
-    // A consumption that would bring the balance to 0 is rolled back and made again below, in the ORM's
-    // transaction, so its `usage.limit_reached` event commits with it (at most once a period per subject
-    // and feature, unless refunds or grants refill the balance).
+    // The fast path: the consumption is one statement, its own transaction, on a pooled connection
+    // (without the ORM's transaction machinery). One that would bring the balance to 0 takes nothing
+    // there and is made again below, in the ORM's transaction, so its `usage.limit_reached` event commits
+    // with it (at most once a period per subject and feature, unless refunds or grants refill the balance).
     const fast = await this.#consumeOnPool(subject, meter, amount, metadata, now);
-    if (fast !== 'reaches_zero') return fast;
+    if (fast.allowed !== 'reaches_zero') return resultOf(fast, meter.feature, amount);
     return this.orm.em.transactional(async (em) => {
       const consumed = await ledger.consume(em, subject, meter, amount, metadata, now);
-      if (!consumed.allowed) return { allowed: false, balance: consumed.balance };
-      if (consumed.balance.remaining === 0) {
+      if (consumed.allowed === true && consumed.balance.remaining === 0) {
         const whose = {
           customerId: context.customerId ?? null,
           organizationId: context.organizationId ?? null,
@@ -81,43 +88,22 @@ export class MeteringService {
         const data = { ...whose, feature, ...presentBalance(consumed.balance) };
         await this.events.record(em, context.appId, 'usage.limit_reached', data, subjectIdsOf(whose));
       }
-      return { allowed: true, id: consumed.usageId, feature, amount, balance: consumed.balance };
+      return resultOf(consumed, feature, amount);
     });
   }
 
+  /** One consumption as a statement of its own on a pooled connection, stopping before 0. */
   async #consumeOnPool(
     subject: Subject,
     meter: Meter,
     amount: number,
     metadata: object,
     now: Date,
-  ): Promise<UsageResult | 'reaches_zero'> {
+  ): Promise<Consumption | { readonly allowed: 'reaches_zero' }> {
     this.#pool ??= this.pool();
-    const client = await (await this.#pool).connect();
-    let failure: Error | undefined;
-    try {
-      await client.query('begin');
-      const consumed = await ledger.consume(client, subject, meter, amount, metadata, now);
-      if (!consumed.allowed || consumed.balance.remaining === 0) {
-        await client.query('rollback');
-        return consumed.allowed ? 'reaches_zero' : { allowed: false, balance: consumed.balance };
-      }
-      await client.query('commit');
-      return {
-        allowed: true,
-        id: consumed.usageId,
-        feature: meter.feature,
-        amount,
-        balance: consumed.balance,
-      };
-    } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error));
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      // A connection that failed mid-transaction is given back to be destroyed, never reused.
-      client.release(failure);
-    }
+    return withPooledClient(await this.#pool, (client) =>
+      ledger.consume(client, subject, meter, amount, metadata, now, true),
+    );
   }
 
   /** `POST /v1/usage/:id/refund`: gives a usage back to the buckets that paid it, once (again → 409). */
@@ -206,6 +192,19 @@ export class MeteringService {
     if (rows[0]?.kind === 'organization') return { appId, organizationId: subjectId };
     return { appId, customerId: subjectId };
   }
+}
+
+/** A consumption as `POST /v1/usage` answers it. */
+function resultOf(
+  consumed: Consumption | { readonly allowed: 'reaches_zero' },
+  feature: string,
+  amount: number,
+): UsageResult {
+  if (consumed.allowed === 'reaches_zero')
+    throw new Error('a consumption in a transaction never stops before 0');
+  return consumed.allowed
+    ? { allowed: true, id: consumed.usageId, feature, amount, balance: consumed.balance }
+    : { allowed: false, balance: consumed.balance };
 }
 
 /** A session consumes and reads in its own context: naming a subject is an API key's business. */
