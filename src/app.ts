@@ -24,6 +24,7 @@ import { inputValuesCheck } from './graphql/input-values.js';
 import { keepPersistedQuery, PersistedQueryStore, persistedQueries } from './graphql/persisted-queries.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { createResolverContainer, getSchema } from './graphql-schema.js';
+import { oneBarrierPerRequest } from './infra/change-feed.js';
 import { redactUrl } from './infra/logger.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
@@ -148,6 +149,9 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
 
   // One EntityManager fork per request, for REST and GraphQL alike.
   app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
+  // A REST read takes one change-feed barrier for all its cached lookups (see oneBarrierPerRequest);
+  // the magic link's verify is a GET that writes, so it takes its own.
+  app.use((req, _res, next) => (isRestRead(req) ? oneBarrierPerRequest(next) : next()));
 
   app.use(async (req: Request, _res: Response, next: NextFunction) => {
     try {
@@ -261,4 +265,13 @@ function noteOutageOfErrors(errors: readonly GraphQLError[], res: Response): voi
       return;
     }
   }
+}
+
+/** A `/v1` GET that writes nothing (every one but the magic link's verify). */
+function isRestRead(req: Request): boolean {
+  return (
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    req.path.startsWith('/v1/') &&
+    !req.path.endsWith('/auth/verify')
+  );
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { CacheObserver, FeedObserver } from '../telemetry/metrics.js';
 import type { Logger } from './logger.js';
@@ -24,6 +25,20 @@ export interface ChangeFeedTimeouts {
 
 /** The defaults of CHANGE_FEED_TIMEOUT_MS and DATABASE_CONNECT_TIMEOUT_MS (src/config.ts). */
 const DEFAULT_TIMEOUTS: ChangeFeedTimeouts = { timeoutMs: 1_000, connectTimeoutMs: 1_500 };
+
+/**
+ * A request that only reads takes one change-feed barrier for all its cached lookups: the first
+ * `synced()` inside `oneBarrierPerRequest` makes the round trip, and every later one of the same request
+ * shares its answer (the credential, the customer, the entitlements). That is as fresh as the request's
+ * start, which is all a read can promise. A request that writes must not share one: the notices of its
+ * own changes arrive after its writes, so each of its lookups takes a barrier of its own.
+ */
+const requestBarrier = new AsyncLocalStorage<{ synced?: Promise<boolean> }>();
+
+/** Runs a read-only request's handling with one shared change-feed barrier (see above). */
+export function oneBarrierPerRequest<T>(fn: () => T): T {
+  return requestBarrier.run({}, fn);
+}
 
 /** What changed, as the triggers describe it. */
 export type Change =
@@ -101,7 +116,14 @@ export class ChangeFeed {
    * True once every change committed before this call has been handed to the listeners; false when that
    * cannot be confirmed within the feed's timeout. A late confirmation is left to later callers.
    */
-  async synced(): Promise<boolean> {
+  synced(): Promise<boolean> {
+    const request = requestBarrier.getStore();
+    if (request === undefined) return this.#syncedNow();
+    request.synced ??= this.#syncedNow();
+    return request.synced;
+  }
+
+  async #syncedNow(): Promise<boolean> {
     if (this.#closed) return false;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<false>((resolve) => {

@@ -147,6 +147,30 @@ describe('/metrics in development', () => {
     ).toBeGreaterThanOrEqual(checks);
   });
 
+  it('takes one change-feed barrier for all the cached lookups of a REST read', async () => {
+    const created = await server.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ email: 'one-barrier@example.com' });
+    expect(created.status).toBe(201);
+    const barriers = async () => {
+      const text = await scrape();
+      return (
+        (value(text, 'tollgate_change_feed_lag_seconds_count', { confirmed: 'true' }) ?? 0) +
+        (value(text, 'tollgate_change_feed_lag_seconds_count', { confirmed: 'false' }) ?? 0)
+      );
+    };
+    const before = await barriers();
+    // Each check looks up the API key, the customer and the entitlements in caches.
+    for (let i = 0; i < 3; i++) {
+      const res = await server.http
+        .get(`/v1/entitlements/check/sso?customerId=${created.body.id}`)
+        .set('authorization', `Bearer ${apiKey}`);
+      expect(res.status).toBe(200);
+    }
+    expect((await barriers()) - before).toBe(3);
+  });
+
   it('reports the database pool and the process', async () => {
     const text = await scrape();
     expect(value(text, 'tollgate_db_pool_connections', { state: 'in_use' })).toEqual(expect.any(Number));
