@@ -149,9 +149,8 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
 
   // One EntityManager fork per request, for REST and GraphQL alike.
   app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
-  // A REST read takes one change-feed barrier for all its cached lookups (see oneBarrierPerRequest);
-  // the magic link's verify is a GET that writes, so it takes its own.
-  app.use((req, _res, next) => (isRestRead(req) ? oneBarrierPerRequest(next) : next()));
+  // A REST read takes one change-feed barrier for all its cached lookups (see oneBarrierPerRequest).
+  app.use((req, _res, next) => (sharesOneBarrier(req) ? oneBarrierPerRequest(next) : next()));
 
   app.use(async (req: Request, _res: Response, next: NextFunction) => {
     try {
@@ -267,8 +266,14 @@ function noteOutageOfErrors(errors: readonly GraphQLError[], res: Response): voi
   }
 }
 
-/** A `/v1` GET that writes nothing (every one but the magic link's verify). */
-function isRestRead(req: Request): boolean {
+/**
+ * A request none of whose writes is followed by a cached lookup that could depend on it: a `/v1` GET
+ * (every one but the magic link's verify, a GET that signs in), and a consumption, which looks up its
+ * credential, customer and entitlements first and then writes only the usage ledger, which no change
+ * notice concerns.
+ */
+function sharesOneBarrier(req: Request): boolean {
+  if (req.method === 'POST') return req.path === '/v1/usage';
   return (
     (req.method === 'GET' || req.method === 'HEAD') &&
     req.path.startsWith('/v1/') &&

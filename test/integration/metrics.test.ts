@@ -47,6 +47,14 @@ describe('/metrics in development', () => {
     expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     return res.text;
   };
+  /** How many change-feed barriers the server has waited for (confirmed or not). */
+  const barrierCount = async () => {
+    const text = await scrape();
+    return (
+      (value(text, 'tollgate_change_feed_lag_seconds_count', { confirmed: 'true' }) ?? 0) +
+      (value(text, 'tollgate_change_feed_lag_seconds_count', { confirmed: 'false' }) ?? 0)
+    );
+  };
 
   it('counts requests by method, route template and status, and refusals by rule', async () => {
     const created = await server.http
@@ -153,14 +161,7 @@ describe('/metrics in development', () => {
       .set('authorization', `Bearer ${apiKey}`)
       .send({ email: 'one-barrier@example.com' });
     expect(created.status).toBe(201);
-    const barriers = async () => {
-      const text = await scrape();
-      return (
-        (value(text, 'tollgate_change_feed_lag_seconds_count', { confirmed: 'true' }) ?? 0) +
-        (value(text, 'tollgate_change_feed_lag_seconds_count', { confirmed: 'false' }) ?? 0)
-      );
-    };
-    const before = await barriers();
+    const before = await barrierCount();
     // Each check looks up the API key, the customer and the entitlements in caches.
     for (let i = 0; i < 3; i++) {
       const res = await server.http
@@ -168,7 +169,24 @@ describe('/metrics in development', () => {
         .set('authorization', `Bearer ${apiKey}`);
       expect(res.status).toBe(200);
     }
-    expect((await barriers()) - before).toBe(3);
+    expect((await barrierCount()) - before).toBe(3);
+  });
+
+  it('takes one change-feed barrier for a consumption, whose only write is to the usage ledger', async () => {
+    const created = await server.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ email: 'one-barrier-usage@example.com' });
+    expect(created.status).toBe(201);
+    const before = await barrierCount();
+    const res = await server.http
+      .post('/v1/usage')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ customerId: created.body.id, feature: 'calls' });
+    // The test app's plans meter nothing: the answer is a refusal, after the same lookups.
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ allowed: false, balance: null });
+    expect((await barrierCount()) - before).toBe(1);
   });
 
   it('reports the database pool and the process', async () => {
