@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Features } from '../plans/plan.entity.js';
+import type { PlanSeats } from '../plans/plan-seats.js';
 import type { BillingContext } from './billing-context.js';
 import { ENTITLING_STATUSES } from './subscription.entity.js';
 
@@ -12,6 +13,8 @@ export interface EntitledPlan {
    * features' billing periods are derived); null on the default plan or when unknown.
    */
   readonly periodEnd?: Date | null;
+  /** The plan's seats of an organization (`loadEntitledPlanWithAnchor` only); null when not counted. */
+  readonly seats?: PlanSeats | null;
 }
 
 const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -64,7 +67,7 @@ function planOf(owner: 'customer' | 'organization'): string {
   });
   return `
   with o as (select ?::text as id, ?::text as status, ?::text as plan_id)
-  select p.name, p.features, (extract(epoch from sp.current_period_end) * 1000)::float8 as period_end_ms
+  select p.name, p.features, p.seats, (extract(epoch from sp.current_period_end) * 1000)::float8 as period_end_ms
     from o, plan p
     left join lateral (
       select s.current_period_end from subscription s
@@ -109,7 +112,7 @@ export async function loadEntitledPlanWithAnchor(
       : [PLAN_OF_CUSTOMER, context.customerId];
   const rows = await em
     .getConnection()
-    .execute<{ name: string; features: Features; period_end_ms: number | null }[]>(
+    .execute<{ name: string; features: Features; seats: PlanSeats | null; period_end_ms: number | null }[]>(
       sql,
       [
         override?.subscriptionId ?? '',
@@ -128,6 +131,7 @@ export async function loadEntitledPlanWithAnchor(
   return {
     ...entitledPlanOf(row),
     periodEnd: row.period_end_ms === null ? null : new Date(row.period_end_ms),
+    seats: row.seats,
   };
 }
 

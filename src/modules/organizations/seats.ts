@@ -1,0 +1,59 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConflictError } from '../../core/errors.js';
+import { seatLimit } from '../plans/plan-seats.js';
+import { loadEntitledPlanWithAnchor } from '../subscriptions/entitled-plan.js';
+
+/** An organization's seats: members and pending (unexpired) invitations both hold one. */
+export interface SeatUsage {
+  readonly used: number;
+  readonly members: number;
+  readonly pending: number;
+  /** The entitled plan's cap; null when its plan does not count seats or sets no cap. */
+  readonly limit: number | null;
+  /** The billed quantity of a per-seat subscription; null without one. */
+  readonly quantity: number | null;
+  /** More seats used than the limit allows (after the limit was lowered): new members are refused. */
+  readonly overLimit: boolean;
+}
+
+/**
+ * Reads an organization's seats through `em` (in its transaction when it has one: the member changes
+ * count under the organization's row lock, so what they read cannot change before they insert).
+ */
+export async function readSeats(
+  em: EntityManager,
+  appId: string,
+  organizationId: string,
+  now: Date,
+): Promise<SeatUsage> {
+  const [counts] = await em.execute<{ members: number; pending: number }[]>(
+    `select (select count(*)::int from organization_member where organization_id = ?) as members,
+            (select count(*)::int from organization_invitation
+              where organization_id = ? and state = 'pending' and expires_at > ?) as pending`,
+    [organizationId, organizationId, now],
+  );
+  const { members, pending } = counts!;
+  const plan = await loadEntitledPlanWithAnchor(em, { appId, organizationId });
+  const limit = seatLimit(plan.seats);
+  const used = members + pending;
+  return { used, members, pending, limit, quantity: null, overLimit: limit !== null && used > limit };
+}
+
+/**
+ * Refuses (409) another seat when the organization has none left. Called under the organization's row
+ * lock, between the count and the insert, so concurrent additions cannot overshoot the limit. An accepted
+ * invitation (`accepting`) had its seat while pending: it needs only that the members stay within the
+ * limit, so after the limit was lowered the first invitees to accept take the seats that are left.
+ */
+export async function assertSeatAvailable(
+  em: EntityManager,
+  appId: string,
+  organizationId: string,
+  now: Date,
+  options: { accepting?: boolean } = {},
+): Promise<void> {
+  const { used, members, limit } = await readSeats(em, appId, organizationId, now);
+  if (limit !== null && (options.accepting ? members : used) >= limit) {
+    throw new ConflictError(`seat limit reached: ${used} of ${limit} seats used`);
+  }
+}
