@@ -25,6 +25,7 @@ import { MeteringService } from './modules/metering/metering.service.js';
 import { MeteringEraser } from './modules/metering/metering-eraser.js';
 import { InvitationsService } from './modules/organizations/invitations.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import { SeatBilling } from './modules/organizations/seat-billing.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
 import { PlansService } from './modules/plans/plans.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -85,6 +86,8 @@ export interface Services {
   readonly organizations: OrganizationsService;
   /** Invitations into organizations (their tokens are verified by magicLinks). */
   readonly invitations: InvitationsService;
+  /** Per-seat quantities at Stripe following membership; its workers are started by a serving process. */
+  readonly seatBilling: SeatBilling;
   readonly plans: PlansService;
   readonly providerNotifications: ProviderNotificationsService;
   readonly rateLimits: RateLimitsService;
@@ -116,7 +119,8 @@ export function createServices(deps: Deps): Services {
   const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'), balances);
   const apps = new AppsService(deps.orm);
   const outboundEvents = new OutboundEvents(deps.jobs, deps.clock, deps.logger);
-  const organizations = new OrganizationsService(deps.orm, deps.clock, outboundEvents);
+  const seatBilling = new SeatBilling(deps.orm, deps.jobs, deps.payments);
+  const organizations = new OrganizationsService(deps.orm, deps.clock, outboundEvents, seatBilling);
   const subscriptionEvents = new SubscriptionEvents(outboundEvents);
   const customers = new CustomersService(deps.orm, deps.clock, outboundEvents);
   const secrets = new SecretBox(deps.config.webhooks.secretKey);
@@ -186,6 +190,7 @@ export function createServices(deps: Deps): Services {
     ),
     organizations,
     invitations,
+    seatBilling,
     plans: new PlansService(deps.orm, deps.payments, outboundEvents),
     providerNotifications: new ProviderNotificationsService(
       deps.orm,

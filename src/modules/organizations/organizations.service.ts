@@ -27,6 +27,7 @@ import {
   removeMemberSchema,
   updateMemberRoleSchema,
 } from './organizations.schemas.js';
+import type { SeatBilling } from './seat-billing.js';
 import { assertSeatAvailable, readSeats, type SeatUsage } from './seats.js';
 
 /** Who acts on an organization: the app's server (API key) or a member with a role. */
@@ -57,6 +58,7 @@ export class OrganizationsService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly events: OutboundEvents,
+    private readonly seatBilling: SeatBilling,
   ) {}
 
   private get em() {
@@ -174,9 +176,10 @@ export class OrganizationsService {
     options: { accepting?: boolean } = {},
   ): Promise<OrganizationMember> {
     const appId = organization.app.id;
-    await assertSeatAvailable(em, appId, organization.id, this.clock.now(), options);
+    const seats = await assertSeatAvailable(em, appId, organization.id, this.clock.now(), options);
     const member = em.create(OrganizationMember, { id: newId('mem'), organization, customer, role });
     await em.flush();
+    if (seats.plan?.mode === 'per_seat') await this.seatBilling.membershipChanged(em, organization.id);
     await this.events.record(em, appId, 'organization.member_added', presentMembershipEvent(member), [
       customer.id,
       organization.id,
@@ -223,6 +226,8 @@ export class OrganizationsService {
       const removed = presentMembershipEvent(member);
       em.remove(member);
       await em.flush();
+      const seats = await readSeats(em, caller.appId, organization.id, this.clock.now());
+      if (seats.plan?.mode === 'per_seat') await this.seatBilling.membershipChanged(em, organization.id);
       await this.events.record(em, caller.appId, 'organization.member_removed', removed, [
         customerId,
         organization.id,

@@ -67,6 +67,17 @@ export class Subscription {
   @Property({ type: new BigIntType('number'), default: 0 })
   providerEventCreated: Opt<number> = 0;
 
+  /** A per-seat plan's quantity as Tollgate last set it at Stripe (null: never set by Tollgate). */
+  @Property({ type: 'integer', nullable: true })
+  seatQuantity: number | null = null;
+
+  /**
+   * The organization's membership version (`Organization.seatVersion`) that `seatQuantity` follows: a
+   * quantity job for an older version finds a later one applied and does nothing.
+   */
+  @Property({ type: 'integer', default: 0 })
+  seatVersion: Opt<number> = 0;
+
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();
 
