@@ -10,11 +10,12 @@ import {
   ValidationError,
 } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import type { OrgRole, Principal } from '../../core/principal.js';
+import type { AppScope, OrgRole, Principal } from '../../core/principal.js';
 import { hashSecret, randomSecret } from '../../core/tokens.js';
 import { parseInput } from '../../core/validation.js';
 import type { Logger } from '../../infra/logger.js';
 import { App } from '../apps/app.entity.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { verificationLink } from '../auth/verification-link.js';
 import { Customer } from '../customers/customer.entity.js';
@@ -82,8 +83,9 @@ export class InvitationsService {
     principal: Principal,
     organizationId: unknown,
     input: unknown,
+    scope?: AppScope,
   ): Promise<OrganizationInvitation> {
-    const caller = await this.deps.organizations.callerWithOrganizations(principal);
+    const caller = await this.#caller(principal, scope);
     const orgId = parseInput(organizationIdSchema, organizationId);
     const { email, role, redirectUrl } = parseInput(inviteSchema, input);
     const app = await this.em.findOneOrFail(App, { id: caller.appId });
@@ -144,8 +146,12 @@ export class InvitationsService {
   }
 
   /** The organization's invitations, newest first, whatever became of them (owners, admins, API key). */
-  async listInvitations(principal: Principal, organizationId: unknown): Promise<OrganizationInvitation[]> {
-    const caller = await this.deps.organizations.callerWithOrganizations(principal);
+  async listInvitations(
+    principal: Principal,
+    organizationId: unknown,
+    scope?: AppScope,
+  ): Promise<OrganizationInvitation[]> {
+    const caller = await this.#caller(principal, scope);
     const orgId = parseInput(organizationIdSchema, organizationId);
     const { organization } = await this.deps.organizations.lockForChange(caller, orgId, { lock: false });
     return this.em.find(
@@ -160,8 +166,9 @@ export class InvitationsService {
     principal: Principal,
     organizationId: unknown,
     invitationId: unknown,
+    scope?: AppScope,
   ): Promise<OrganizationInvitation> {
-    const caller = await this.deps.organizations.callerWithOrganizations(principal);
+    const caller = await this.#caller(principal, scope);
     const orgId = parseInput(organizationIdSchema, organizationId);
     const id = parseInput(invitationIdSchema, invitationId);
     const now = this.deps.clock.now();
@@ -227,6 +234,11 @@ export class InvitationsService {
       accepting: true,
     });
     return { customer, organizationId: organization.id, role: accepted.role };
+  }
+
+  /** The API key or session acting, or the operator acting on the app it names (`scope`, the dashboard). */
+  async #caller(principal: Principal, scope: AppScope | undefined) {
+    return this.deps.organizations.callerWithOrganizations(await actingOnApp(this.em, principal, scope));
   }
 
   /** 429 past INVITATIONS_PER_DAY invitations of the organization in the last 24 hours. */

@@ -29,9 +29,12 @@ export class OrganizationType {
   createdAt!: Date;
   @Field(() => GraphQLDateTimeISO)
   updatedAt!: Date;
+  /** The app the operator named to read it (not a field): its members are read acting on that app too. */
+  scopeAppId?: string | null;
 
-  static from(organization: Organization): OrganizationType {
+  static from(organization: Organization, scopeAppId?: string | null): OrganizationType {
     return Object.assign(new OrganizationType(), {
+      scopeAppId,
       id: organization.id,
       name: organization.name,
       metadata: organization.metadata,

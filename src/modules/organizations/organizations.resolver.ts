@@ -40,9 +40,10 @@ export class OrganizationsResolver {
   async organization(
     @Arg('id', () => ID) id: string,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<OrganizationType | null> {
-    const organization = await this.organizationsService.getOrganization(ctx.principal, id);
-    return organization ? OrganizationType.from(organization) : null;
+    const organization = await this.organizationsService.getOrganization(ctx.principal, id, { appId });
+    return organization ? OrganizationType.from(organization, appId) : null;
   }
 
   @Query(() => [OrganizationType], {
@@ -56,13 +57,15 @@ export class OrganizationsResolver {
   ): Promise<OrganizationType[]> {
     const input = sentArgs({ customerId });
     return (await this.organizationsService.listOrganizations(ctx.principal, input, { appId })).map(
-      OrganizationType.from,
+      (organization) => OrganizationType.from(organization, appId),
     );
   }
 
   @FieldResolver(() => [OrganizationMemberType])
   async members(@Root() organization: OrganizationType, @Ctx() ctx: GraphQLContext) {
-    const members = await this.organizationsService.listMembers(ctx.principal, organization.id);
+    const members = await this.organizationsService.listMembers(ctx.principal, organization.id, {
+      appId: organization.scopeAppId,
+    });
     return members.map(OrganizationMemberType.from);
   }
 
@@ -108,11 +111,13 @@ export class OrganizationsResolver {
     @Arg('organizationId', () => ID) organizationId: string,
     @Arg('input', () => InviteToOrganizationInput) input: InviteToOrganizationInput,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<OrganizationInvitationType> {
     const invitation = await this.invitationsService.invite(
       ctx.principal,
       organizationId,
       sentArgs({ ...input }),
+      { appId },
     );
     return OrganizationInvitationType.from(invitation, this.invitationsService.now());
   }
@@ -124,11 +129,13 @@ export class OrganizationsResolver {
     @Arg('organizationId', () => ID) organizationId: string,
     @Arg('invitationId', () => ID) invitationId: string,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<OrganizationInvitationType> {
     const invitation = await this.invitationsService.revokeInvitation(
       ctx.principal,
       organizationId,
       invitationId,
+      { appId },
     );
     return OrganizationInvitationType.from(invitation, this.invitationsService.now());
   }
@@ -139,8 +146,9 @@ export class OrganizationsResolver {
   async organizationInvitations(
     @Arg('organizationId', () => ID) organizationId: string,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<OrganizationInvitationType[]> {
-    const list = await this.invitationsService.listInvitations(ctx.principal, organizationId);
+    const list = await this.invitationsService.listInvitations(ctx.principal, organizationId, { appId });
     const now = this.invitationsService.now();
     return list.map((invitation) => OrganizationInvitationType.from(invitation, now));
   }
@@ -151,9 +159,9 @@ export class OrganizationsResolver {
   async organizationSeats(
     @Arg('organizationId', () => ID) organizationId: string,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<OrganizationSeatsType> {
-    return OrganizationSeatsType.from(
-      await this.organizationsService.getSeats(ctx.principal, organizationId),
-    );
+    const seats = await this.organizationsService.getSeats(ctx.principal, organizationId, { appId });
+    return OrganizationSeatsType.from(seats);
   }
 }

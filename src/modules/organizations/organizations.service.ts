@@ -96,9 +96,16 @@ export class OrganizationsService {
     return organization;
   }
 
-  /** An organization of the app (API key) or one the calling customer belongs to; else null. */
-  async getOrganization(principal: Principal, organizationId: string): Promise<Organization | null> {
-    const caller = await this.callerWithOrganizations(principal);
+  /**
+   * An organization of the app (API key, or the operator naming the app: `scope`) or one the calling
+   * customer belongs to; else null.
+   */
+  async getOrganization(
+    principal: Principal,
+    organizationId: string,
+    scope?: AppScope,
+  ): Promise<Organization | null> {
+    const caller = await this.callerWithOrganizations(await actingOnApp(this.em, principal, scope));
     const id = parseInput(organizationIdSchema, organizationId);
     if (caller.kind === 'apiKey') return this.em.findOne(Organization, { id, app: caller.appId });
     const membership = await this.em.findOne(
@@ -136,8 +143,12 @@ export class OrganizationsService {
   }
 
   /** The members of an organization the caller can see, oldest first, with their customers. */
-  async listMembers(principal: Principal, organizationId: string): Promise<OrganizationMember[]> {
-    const organization = await this.getOrganization(principal, organizationId);
+  async listMembers(
+    principal: Principal,
+    organizationId: string,
+    scope?: AppScope,
+  ): Promise<OrganizationMember[]> {
+    const organization = await this.getOrganization(principal, organizationId, scope);
     if (!organization) throw new NotFoundError('Organization', organizationId);
     return this.em.find(
       OrganizationMember,
@@ -188,8 +199,8 @@ export class OrganizationsService {
   }
 
   /** `GET /v1/organizations/:id/seats`: seats used (members and pending invitations) and the limit. */
-  async getSeats(principal: Principal, organizationId: string): Promise<SeatUsage> {
-    const organization = await this.getOrganization(principal, organizationId);
+  async getSeats(principal: Principal, organizationId: string, scope?: AppScope): Promise<SeatUsage> {
+    const organization = await this.getOrganization(principal, organizationId, scope);
     if (!organization) throw new NotFoundError('Organization', organizationId);
     return readSeats(this.em, organization.app.id, organization.id, this.clock.now());
   }
