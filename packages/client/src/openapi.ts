@@ -1512,17 +1512,6 @@ export interface components {
             quantity: number | null;
             overLimit: boolean;
         };
-        InvitationRequest: {
-            /** Format: email */
-            email: string;
-            /**
-             * @default member
-             * @enum {string}
-             */
-            role: "owner" | "admin" | "member";
-            /** @description Where the e-mailed link leads; must match the app's callback URL patterns. */
-            redirectUrl: string;
-        };
         Invitation: {
             /** @description `inv_…` */
             id: string;
@@ -1812,6 +1801,21 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: {
+        InvitationRequest: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /**
+                     * @default member
+                     * @enum {string}
+                     */
+                    role?: "owner" | "admin" | "member";
+                    /** @description Where the e-mailed link leads; must match the app's callback URL patterns. */
+                    redirectUrl: string;
+                };
+            };
+        };
         RecordUsageRequest: {
             content: {
                 "application/json": {
@@ -3748,11 +3752,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["InvitationRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["InvitationRequest"];
         responses: {
             /** @description The invitation, sent */
             201: {

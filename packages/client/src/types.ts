@@ -42,7 +42,7 @@ export interface OrganizationList extends Schema<'OrganizationList'> {
   data: Organization[];
 }
 export interface OrganizationSeats extends Schema<'OrganizationSeats'> {}
-export interface InvitationRequest extends Schema<'InvitationRequest'> {}
+export interface InvitationRequest extends RequestBody<'InvitationRequest'> {}
 export interface Invitation extends Schema<'Invitation'> {}
 export interface InvitationList extends Schema<'InvitationList'> {
   data: Invitation[];
