@@ -340,6 +340,25 @@ describe('invitations', () => {
     expect(foreignSeats.status).toBe(404);
   });
 
+  it('are limited to 30 a minute per caller through GraphQL (RATE_LIMITED)', async () => {
+    const { apiKey, fx } = await newApp();
+    const owner = await fx.customer();
+    const orgId = await fx.organization({ [owner]: 'owner' });
+    const INVITE = `mutation($org: ID!, $email: String!) {
+      inviteToOrganization(organizationId: $org, input: {email: $email, redirectUrl: "${CALLBACK}"}) { status }
+    }`;
+    for (let i = 0; i < 30; i++) {
+      const res = await a.graphql(INVITE, { org: orgId, email: uniqueEmail() }, apiKey);
+      expect(res.body).toEqual({ data: { inviteToOrganization: { status: 'pending' } } });
+    }
+    const refused = await a.graphql(INVITE, { org: orgId, email: uniqueEmail() }, apiKey);
+    expect(refused.body.data).toBeNull();
+    expect(refused.body.errors?.[0].extensions).toMatchObject({ code: 'RATE_LIMITED', statusCode: 429 });
+    expect(
+      await sql('select 1 from organization_invitation where organization_id = ?', [orgId]),
+    ).toHaveLength(30);
+  });
+
   it('are limited to 100 per organization in 24 hours (429)', async () => {
     const { apiKey, fx } = await newApp();
     const owner = await fx.customer();
