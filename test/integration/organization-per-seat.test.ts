@@ -33,8 +33,11 @@ async function sql<T = unknown>(text: string, params: unknown[] = []): Promise<T
   return withContext(server.deps.orm, () => server.deps.orm.em.getConnection().execute<T[]>(text, params));
 }
 
-/** An app selling `team` per seat (min 1), an organization of one owner on it, paid on the hosted page. */
-async function perSeatOrganization(options: { trialDays?: number } = {}) {
+/**
+ * An app selling `team` per seat (min 1), an organization of one owner (and `members` more) on it, paid
+ * on the hosted page.
+ */
+async function perSeatOrganization(options: { trialDays?: number; members?: number } = {}) {
   const { appId, apiKey } = await server.createApp({ organizationsEnabled: true });
   const fx = new Fixtures(server, appId);
   const { priceId } = await createPaidPlan(server, appId, {
@@ -49,7 +52,9 @@ async function perSeatOrganization(options: { trialDays?: number } = {}) {
   );
   expect(seats.body.errors).toBeUndefined();
   const owner = await fx.customer();
-  const orgId = await fx.organization({ [owner]: 'owner' });
+  const roles: Record<string, 'owner' | 'member'> = { [owner]: 'owner' };
+  for (let i = 0; i < (options.members ?? 0); i++) roles[await fx.customer()] = 'member';
+  const orgId = await fx.organization(roles);
   const session = await server.http.post('/v1/checkout/session').set(bearer(apiKey)).send({
     planId: 'team',
     organizationId: orgId,
@@ -127,6 +132,11 @@ describe('per-seat billing', () => {
       const res = await server.http.get(`/v1/organizations/${orgId}/seats`).set(bearer(apiKey));
       return res.body.quantity === 3 ? true : undefined;
     });
+  });
+
+  it('checks out as many seats as the organization has members', async () => {
+    const { priceId, subscription } = await perSeatOrganization({ members: 2 });
+    expect(await quantityAtStripe(subscription.stripe_subscription_id, priceId)).toBe(3);
   });
 
   it('leaves the newest count when two quantity jobs run in reverse order', async () => {
