@@ -28,7 +28,7 @@ import {
   updateMemberRoleSchema,
 } from './organizations.schemas.js';
 import type { SeatBilling } from './seat-billing.js';
-import { assertSeatAvailable, readSeats, type SeatUsage } from './seats.js';
+import { assertSeatAvailable, planSeatsOf, readSeats, type SeatUsage } from './seats.js';
 
 /** Who acts on an organization: the app's server (API key) or a member with a role. */
 export type Actor = 'apiKey' | OrgRole;
@@ -237,8 +237,8 @@ export class OrganizationsService {
       const removed = presentMembershipEvent(member);
       em.remove(member);
       await em.flush();
-      const seats = await readSeats(em, caller.appId, organization.id, this.clock.now());
-      if (seats.plan?.mode === 'per_seat') await this.seatBilling.membershipChanged(em, organization.id);
+      if ((await planSeatsOf(em, caller.appId, organization.id))?.mode === 'per_seat')
+        await this.seatBilling.membershipChanged(em, organization.id);
       await this.events.record(em, caller.appId, 'organization.member_removed', removed, [
         customerId,
         organization.id,

@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { JobQueue } from '../../infra/job-queue.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
 import type { PlanSeats } from '../plans/plan-seats.js';
-import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
+import { ENTITLING_STATUSES_SQL } from '../subscriptions/subscription.entity.js';
 
 /** The queue of per-seat quantity changes. */
 export const SEAT_QUANTITY_QUEUE = 'seat-quantity';
@@ -12,8 +12,6 @@ export interface SeatQuantityJob {
   readonly organizationId: string;
   readonly version: number;
 }
-
-const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
 
 /** What a quantity job did: set the quantity, found a later version applied, or found nothing billed per seat. */
 export type SeatQuantityOutcome = 'applied' | 'superseded' | 'not_per_seat';
@@ -80,7 +78,7 @@ export class SeatBilling {
       >(
         `select s.id, s.stripe_subscription_id, s.status, s.seat_version, p.stripe_price_id, p.seats
            from subscription s join plan p on p.id = s.plan_id
-          where s.organization_id = ? and s.status in (${ENTITLING})
+          where s.organization_id = ? and s.status in (${ENTITLING_STATUSES_SQL})
           order by s.created_at desc, s.id desc limit 1
           for update of s`,
         [job.organizationId],

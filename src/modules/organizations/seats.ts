@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError } from '../../core/errors.js';
 import { type PlanSeats, seatLimit } from '../plans/plan-seats.js';
 import { loadEntitledPlanWithAnchor } from '../subscriptions/entitled-plan.js';
-import { ENTITLING_STATUSES } from '../subscriptions/subscription.entity.js';
+import { ENTITLING_STATUSES_SQL } from '../subscriptions/subscription.entity.js';
 
 /** An organization's seats: members and pending (unexpired) invitations both hold one. */
 export interface SeatUsage {
@@ -21,7 +21,14 @@ export interface SeatUsage {
   readonly billedStatus: string | null;
 }
 
-const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
+/** How the organization's entitled plan counts seats; null when it counts none. */
+export async function planSeatsOf(
+  em: EntityManager,
+  appId: string,
+  organizationId: string,
+): Promise<PlanSeats | null> {
+  return (await loadEntitledPlanWithAnchor(em, { appId, organizationId })).seats ?? null;
+}
 
 /**
  * Reads an organization's seats through `em` (in its transaction when it has one: the member changes
@@ -40,12 +47,12 @@ export async function readSeats(
     [organizationId, organizationId, now],
   );
   const { members, pending } = counts!;
-  const plan = (await loadEntitledPlanWithAnchor(em, { appId, organizationId })).seats ?? null;
+  const plan = await planSeatsOf(em, appId, organizationId);
   let billed: { status: string; seat_quantity: number | null } | undefined;
   if (plan?.mode === 'per_seat') {
     [billed] = await em.execute<{ status: string; seat_quantity: number | null }[]>(
       `select status, seat_quantity from subscription
-        where app_id = ? and organization_id = ? and status in (${ENTITLING})
+        where app_id = ? and organization_id = ? and status in (${ENTITLING_STATUSES_SQL})
         order by created_at desc, id desc limit 1`,
       [appId, organizationId],
     );

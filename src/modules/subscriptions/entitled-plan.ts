@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Features } from '../plans/plan.entity.js';
 import type { PlanSeats } from '../plans/plan-seats.js';
 import type { BillingContext } from './billing-context.js';
-import { ENTITLING_STATUSES } from './subscription.entity.js';
+import { ENTITLING_STATUSES_SQL } from './subscription.entity.js';
 
 /** What a context is entitled to: its plan's name and features (`null`/`{}` without any plan). */
 export interface EntitledPlan {
@@ -16,8 +16,6 @@ export interface EntitledPlan {
   /** The plan's seats of an organization (`loadEntitledPlanWithAnchor` only); null when not counted. */
   readonly seats?: PlanSeats | null;
 }
-
-const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
 
 /** SQL expressions naming whose entitled plan to find, and a subscription to read in another state. */
 export interface EntitledPlanRefs {
@@ -45,7 +43,7 @@ export function entitledPlanIdSql(owner: 'customer' | 'organization', refs: Enti
      (select case when s.id = ${refs.overrideId} then ${refs.overridePlanId} else s.plan_id end
         from subscription s
        where s.app_id = ${refs.appId} and ${whose}
-         and (case when s.id = ${refs.overrideId} then ${refs.overrideStatus} else s.status end) in (${ENTITLING})
+         and (case when s.id = ${refs.overrideId} then ${refs.overrideStatus} else s.status end) in (${ENTITLING_STATUSES_SQL})
        order by s.created_at desc, s.id desc limit 1),
      (select d.id from plan d where d.app_id = ${refs.appId} and d.is_default limit 1))`;
 }
@@ -71,7 +69,7 @@ function planOf(owner: 'customer' | 'organization'): string {
     from o, plan p
     left join lateral (
       select s.current_period_end from subscription s
-       where s.app_id = p.app_id and ${whose} and s.plan_id = p.id and s.status in (${ENTITLING})
+       where s.app_id = p.app_id and ${whose} and s.plan_id = p.id and s.status in (${ENTITLING_STATUSES_SQL})
        order by s.created_at desc, s.id desc limit 1) sp on true
    where p.id = ${id}`;
 }

@@ -10,6 +10,9 @@ import { Plan } from '../plans/plan.entity.js';
 /** Statuses that grant the plan's features. */
 export const ENTITLING_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'active', 'past_due'];
 
+/** The entitling statuses as an SQL list, for `status in (…)`. */
+export const ENTITLING_STATUSES_SQL = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
+
 /** A subscription at Stripe, mirrored from Stripe's notifications and Tollgate's own calls. */
 @Entity({ tableName: 'subscription' })
 @Index({ properties: ['customer', 'createdAt'] })
