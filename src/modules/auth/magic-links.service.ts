@@ -10,7 +10,7 @@ import type { AppsService } from '../apps/apps.service.js';
 import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { CustomersService } from '../customers/customers.service.js';
-import type { Mailer } from '../email/mailer.js';
+import { type Mailer, sendInBackground } from '../email/mailer.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
 import { INVITATION_TOKEN_PREFIX, type InvitationsService } from '../organizations/invitations.service.js';
 import { openMagicLinkSchema, requestMagicLinkSchema, verifyMagicLinkSchema } from './auth.schemas.js';
@@ -130,12 +130,9 @@ export class MagicLinksService {
         link: verificationLink(this.deps.publicBaseUrl, app, outgoing.token),
         expiryMinutes: app.magicLinkExpiryMinutes,
       });
-      this.deps.mailer.send(message).catch((error: unknown) => {
-        // The error names the server and the recipient at most; the body (and its token) is not logged.
-        this.deps.logger.error(
-          { err: { message: error instanceof Error ? error.message : String(error) }, appId: app.id },
-          'magic-link e-mail could not be sent',
-        );
+      sendInBackground(this.deps.mailer, this.deps.logger, message, {
+        appId: app.id,
+        what: 'magic-link e-mail could not be sent',
       });
     }
   }

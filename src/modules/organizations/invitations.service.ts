@@ -20,7 +20,7 @@ import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callb
 import { verificationLink } from '../auth/verification-link.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { CustomersService } from '../customers/customers.service.js';
-import type { Mailer } from '../email/mailer.js';
+import { type Mailer, sendInBackground } from '../email/mailer.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { OrganizationInvitation } from './invitation.entity.js';
 import { invitationEmail } from './invitation-email.js';
@@ -135,12 +135,9 @@ export class InvitationsService {
       link: verificationLink(this.deps.publicBaseUrl, app, token),
       expiresAt: invitation.expiresAt,
     });
-    this.deps.mailer.send(message).catch((error: unknown) => {
-      // The error names the server and the recipient at most; the body (and its token) is not logged.
-      this.deps.logger.error(
-        { err: { message: error instanceof Error ? error.message : String(error) }, appId: app.id },
-        'invitation e-mail could not be sent',
-      );
+    sendInBackground(this.deps.mailer, this.deps.logger, message, {
+      appId: app.id,
+      what: 'invitation e-mail could not be sent',
     });
     return invitation;
   }
