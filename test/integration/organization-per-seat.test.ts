@@ -182,6 +182,17 @@ describe('per-seat billing', () => {
     expect(updates.length).toBeGreaterThan(0);
   });
 
+  it("bills one seat fewer after a member's erasure", async () => {
+    const { apiKey, fx, orgId, priceId, subscription } = await perSeatOrganization();
+    const stripeId = subscription.stripe_subscription_id;
+    const member = await fx.customer();
+    await add(apiKey, orgId, member);
+    await quantityBecomes(stripeId, priceId, 2);
+    const erased = await server.http.delete(`/v1/customers/${member}`).set(bearer(apiKey));
+    expect(erased.status).toBe(200);
+    await quantityBecomes(stripeId, priceId, 1);
+  });
+
   it('refuses a new member with 409 while the per-seat subscription is past_due', async () => {
     const { apiKey, fx, orgId, subscription } = await perSeatOrganization();
     // The renewal's charge is declined at Stripe, whose notification makes the subscription past_due.

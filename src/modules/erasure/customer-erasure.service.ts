@@ -8,6 +8,7 @@ import { Session } from '../auth/session.entity.js';
 import { OpenCheckout } from '../checkout/open-checkout.entity.js';
 import { Customer } from '../customers/customer.entity.js';
 import { OrganizationInvitation } from '../organizations/invitation.entity.js';
+import { OrganizationMember } from '../organizations/organization.entity.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { Subscription } from '../subscriptions/subscription.entity.js';
 import type { SubscriptionLifecycleService } from '../subscriptions/subscription-lifecycle.service.js';
@@ -106,9 +107,14 @@ export class CustomerErasureService {
       await tx.nativeDelete(OpenCheckout, { app: caller.appId, emailLower: locked.email.toLowerCase() });
       // The caller's checkout metadata travelled with the customer's subscriptions; the billing facts stay.
       await tx.nativeUpdate(Subscription, { customer: id }, { metadata: {} });
-      // Sessions, magic-link tokens, memberships and invitations go with the row (on delete cascade); subscriptions
-      // keep their rows with the customer link set to null.
+      const memberOf = await tx.find(OrganizationMember, { customer: id }, { fields: ['organization'] });
+      // Sessions, magic-link tokens, memberships and invitations go with the row (on delete cascade);
+      // subscriptions keep their rows with the customer link set to null.
       await tx.nativeDelete(Customer, { id });
+      // The organizations it left bill one seat fewer when they pay per seat (their rows are locked above).
+      for (const membership of memberOf) {
+        await this.organizations.membershipEnded(tx, caller.appId, membership.organization.id);
+      }
       return { id };
     });
   }

@@ -198,6 +198,15 @@ export class OrganizationsService {
     return member;
   }
 
+  /**
+   * After a membership ended (a removal, a customer's erasure), in its transaction under the
+   * organization's row lock: a per-seat organization's quantity follows (see SeatBilling).
+   */
+  async membershipEnded(em: EntityManager, appId: string, organizationId: string): Promise<void> {
+    if ((await planSeatsOf(em, appId, organizationId))?.mode === 'per_seat')
+      await this.seatBilling.membershipChanged(em, organizationId);
+  }
+
   /** `GET /v1/organizations/:id/seats`: seats used (members and pending invitations) and the limit. */
   async getSeats(principal: Principal, organizationId: string, scope?: AppScope): Promise<SeatUsage> {
     const organization = await this.getOrganization(principal, organizationId, scope);
@@ -237,8 +246,7 @@ export class OrganizationsService {
       const removed = presentMembershipEvent(member);
       em.remove(member);
       await em.flush();
-      if ((await planSeatsOf(em, caller.appId, organization.id))?.mode === 'per_seat')
-        await this.seatBilling.membershipChanged(em, organization.id);
+      await this.membershipEnded(em, caller.appId, organization.id);
       await this.events.record(em, caller.appId, 'organization.member_removed', removed, [
         customerId,
         organization.id,
