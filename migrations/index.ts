@@ -15,7 +15,9 @@ import { Migration20261125181650 } from './Migration20261125181650.js';
 import { Migration20261125181833 } from './Migration20261125181833.js';
 import { Migration20261125181853 } from './Migration20261125181853.js';
 import { Migration20261125193133 } from './Migration20261125193133.js';
+import { Migration20261126140711 } from './Migration20261126140711.js';
 import { Migration20261126141000 } from './Migration20261126141000.js';
+import { Migration20261126141535 } from './Migration20261126141535.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -38,5 +40,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125181833', class: Migration20261125181833 },
   { name: 'Migration20261125181853', class: Migration20261125181853 },
   { name: 'Migration20261125193133', class: Migration20261125193133 },
+  { name: 'Migration20261126140711', class: Migration20261126140711 },
   { name: 'Migration20261126141000', class: Migration20261126141000 },
+  { name: 'Migration20261126141535', class: Migration20261126141535 },
 ];

@@ -18,6 +18,7 @@ import { EntitlementSigningKey } from './modules/entitlement-tokens/signing-key.
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
 import { CreditBucket } from './modules/metering/credit-bucket.entity.js';
 import { UsageRecord } from './modules/metering/usage-record.entity.js';
+import { OrganizationInvitation } from './modules/organizations/invitation.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
 import { ProcessedEvent } from './modules/subscriptions/processed-event.entity.js';
@@ -37,6 +38,7 @@ export const ENTITIES = [
   Subscription,
   Organization,
   OrganizationMember,
+  OrganizationInvitation,
   ProcessedEvent,
   WebhookEndpoint,
   WebhookEvent,

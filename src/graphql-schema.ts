@@ -61,7 +61,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [EntitlementsResolver, new EntitlementsResolver(services.entitlements)],
     [EntitlementTokensResolver, new EntitlementTokensResolver(services.entitlementTokens)],
     [InvoicesResolver, new InvoicesResolver(services.invoices)],
-    [OrganizationsResolver, new OrganizationsResolver(services.organizations)],
+    [OrganizationsResolver, new OrganizationsResolver(services.organizations, services.invitations)],
     [CustomerSubscriptionsResolver, new CustomerSubscriptionsResolver(services.subscriptionHistory)],
     [SubscriptionLifecycleResolver, new SubscriptionLifecycleResolver(services.subscriptionLifecycle)],
     [PlansResolver, new PlansResolver(services.plans)],

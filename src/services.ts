@@ -23,7 +23,9 @@ import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { BalanceReader } from './modules/metering/balance-reader.js';
 import { MeteringService } from './modules/metering/metering.service.js';
 import { MeteringEraser } from './modules/metering/metering-eraser.js';
+import { InvitationsService } from './modules/organizations/invitations.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import { SeatBilling } from './modules/organizations/seat-billing.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
 import { PlansService } from './modules/plans/plans.service.js';
 import type { RateLimitStore } from './modules/rate-limits/rate-limit-store.js';
@@ -82,6 +84,10 @@ export interface Services {
   /** Metered features: consumption, refunds, grants and live balances. */
   readonly metering: MeteringService;
   readonly organizations: OrganizationsService;
+  /** Invitations into organizations (their tokens are verified by magicLinks). */
+  readonly invitations: InvitationsService;
+  /** Per-seat quantities at Stripe following membership; its workers are started by a serving process. */
+  readonly seatBilling: SeatBilling;
   readonly plans: PlansService;
   readonly providerNotifications: ProviderNotificationsService;
   readonly rateLimits: RateLimitsService;
@@ -113,11 +119,22 @@ export function createServices(deps: Deps): Services {
   const balances = new BalanceReader(deps.orm, deps.clock, pool);
   const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'), balances);
   const apps = new AppsService(deps.orm);
-  const organizations = new OrganizationsService(deps.orm);
   const outboundEvents = new OutboundEvents(deps.jobs, deps.clock, deps.logger);
+  const seatBilling = new SeatBilling(deps.orm, deps.jobs, deps.payments);
+  const organizations = new OrganizationsService(deps.orm, deps.clock, outboundEvents, seatBilling);
   const subscriptionEvents = new SubscriptionEvents(outboundEvents);
   const customers = new CustomersService(deps.orm, deps.clock, outboundEvents);
   const secrets = new SecretBox(deps.config.webhooks.secretKey);
+  const invitations = new InvitationsService({
+    orm: deps.orm,
+    clock: deps.clock,
+    logger: deps.logger,
+    mailer: deps.mailer,
+    publicBaseUrl: deps.config.publicBaseUrl,
+    organizations,
+    customers,
+    events: outboundEvents,
+  });
   const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements, changes);
   const idempotency = new IdempotencyService(deps.orm, deps.clock);
   const subscriptionLifecycle = new SubscriptionLifecycleService(
@@ -167,9 +184,12 @@ export function createServices(deps: Deps): Services {
       customers,
       sessions,
       entitlements,
+      invitations,
     }),
     metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents, pool),
     organizations,
+    invitations,
+    seatBilling,
     plans: new PlansService(deps.orm, deps.payments, outboundEvents),
     providerNotifications: new ProviderNotificationsService(
       deps.orm,

@@ -23,7 +23,8 @@ export type IdPrefix =
   | 'bkt'
   | 'grant'
   | 'use'
-  | 'etk';
+  | 'etk'
+  | 'inv';
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(20);

@@ -36,7 +36,7 @@ export function v1Router(services: Services): Router {
     subscriptionsRouter(services.subscriptions, services.subscriptionHistory),
     invoicesRouter(services.invoices),
     couponsRouter(services.coupons, services.rateLimits),
-    organizationsRouter(services.organizations),
+    organizationsRouter(services.organizations, services.invitations),
     webhooksRouter(services.webhooks),
     billingPortalRouter(services.billingPortal),
     subscriptionReconcileRouter(services.subscriptionReconcile),

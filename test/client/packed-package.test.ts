@@ -150,6 +150,11 @@ export async function handle(body: string, headers: Headers, secret: string): Pr
     case 'credit_grant.created':
     case 'credit_grant.voided':
       return \`\${event.data.id} \${event.data.remaining}\`;
+    case 'organization.member_added':
+    case 'organization.member_removed':
+      return \`\${event.data.organizationId} \${event.data.customerId} \${event.data.role}\`;
+    case 'organization.invitation_created':
+      return \`\${event.data.organizationId} \${event.data.status}\`;
     default: {
       const unknown: never = event;
       return unknown;

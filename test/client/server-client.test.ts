@@ -153,6 +153,43 @@ describe('Tollgate (API key client)', () => {
     expect((await client.subscriptions.list({ organizationId })).data).toEqual([]);
   });
 
+  it("reads an organization's seats, invites, lists and revokes invitations", async () => {
+    const owner = await billing.customer();
+    const organizationId = await billing.organization([{ customerId: owner.id, role: 'owner' }]);
+    const invitee = email('invitee');
+    const invitation = await client.organizations.invite(organizationId, {
+      email: invitee,
+      redirectUrl: 'http://localhost:3000/callback',
+    });
+    expect(invitation).toEqual({
+      id: expect.stringMatching(/^inv_/),
+      email: invitee,
+      role: 'member',
+      status: 'pending',
+      expiresAt: expect.any(String),
+      createdAt: expect.any(String),
+    });
+    expect(await client.organizations.seats(organizationId)).toEqual({
+      used: 2,
+      members: 1,
+      pending: 1,
+      limit: null,
+      quantity: null,
+      overLimit: false,
+    });
+    expect(await client.organizations.invitations(organizationId)).toEqual({ data: [invitation] });
+    expect(await client.organizations.revokeInvitation(organizationId, invitation.id)).toEqual({
+      ...invitation,
+      status: 'revoked',
+    });
+    const twice = await failure(client.organizations.revokeInvitation(organizationId, invitation.id));
+    expect([twice.statusCode, twice.message]).toEqual([
+      409,
+      'Only a pending invitation can be revoked; this one is not',
+    ]);
+    expect((await client.organizations.seats(organizationId)).pending).toBe(0);
+  });
+
   it('sends an Idempotency-Key with a POST when asked', async () => {
     const seen: (string | null)[] = [];
     const spying = new Tollgate({

@@ -94,6 +94,11 @@ describe('schema/openapi.yaml', () => {
         // Entitlement tokens (Tollgate's choices).
         'POST /v1/apps/{appId}/auth/entitlement-token',
         'GET /v1/apps/{appId}/.well-known/jwks.json',
+        // Seats and invitations of organizations (Tollgate's choices).
+        'GET /v1/organizations/{id}/seats',
+        'POST /v1/organizations/{id}/invitations',
+        'GET /v1/organizations/{id}/invitations',
+        'DELETE /v1/organizations/{id}/invitations/{invitationId}',
       ].sort(),
     );
   });

@@ -105,6 +105,7 @@ describe('GraphQL per-field limits', () => {
     expect(Object.keys(FIELD_LIMITS).sort()).toEqual([
       'createBillingPortalSession',
       'createCheckoutSession',
+      'inviteToOrganization',
       'previewSubscriptionPlanChange',
       'requestMagicLink',
       'syncCustomerSubscriptions',

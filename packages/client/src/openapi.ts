@@ -646,7 +646,9 @@ export interface paths {
         /**
          * Exchange a magic-link token for a session token
          * @description Public. The token is consumed once: a bad, used or expired token → 401 (Tollgate's choice).
-         *     Unknown app → 404.
+         *     Unknown app → 404. An organization invitation's token (`tg_inv_…`) also makes the invitee a
+         *     member, and the session starts in the organization's context; no seat left for it → 409 (the
+         *     invitation stays pending).
          */
         post: operations["verifyMagicLink"];
         delete?: never;
@@ -918,6 +920,96 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/seats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * An organization's seats
+         * @description Tollgate's choice. Seats used are the members plus the pending, unexpired invitations. `limit`
+         *     is the seat limit of the organization's plan (`seats.included`, or `seats.max` of a per-seat
+         *     plan; null when the plan counts no seats or sets no cap); `quantity` is the billed quantity of a
+         *     per-seat subscription (null without one); `overLimit` is true when more seats are used than the
+         *     limit allows (after it was lowered), and new members are refused until under it. An API key,
+         *     or a session of a member.
+         */
+        get: operations["getOrganizationSeats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * An organization's invitations
+         * @description Tollgate's choice. Every invitation, newest first: pending, accepted, revoked and expired (a
+         *     pending one past its expiry). An API key, or a session of an owner or admin.
+         */
+        get: operations["listOrganizationInvitations"];
+        put?: never;
+        /**
+         * Invite an e-mail address into an organization
+         * @description Tollgate's choice. An API key, or a session of an owner or admin (an admin cannot invite an
+         *     owner → 403). E-mails a link that follows the login rules: `redirectUrl` must match the app's
+         *     callback URL patterns (else 400 and nothing is sent) and the app's custom verification URL
+         *     applies. Verifying the link's token (`POST /v1/apps/{appId}/auth/verify`) signs the invitee in,
+         *     creates the customer when needed, adds the membership and starts the session in the
+         *     organization's context. A pending invitation holds a seat until it is accepted, revoked or
+         *     expires (app setting `invitationExpiryHours`, default 168). No seat left → 409; the address
+         *     already a member → 409; more than 100 invitations of the organization in 24 hours → 429.
+         */
+        post: operations["createOrganizationInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+                /** @description An invitation id (`inv_…`) of that organization. */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a pending invitation
+         * @description Tollgate's choice. Its link stops working and its seat is free; returns the revoked invitation.
+         *     One that is not pending (accepted, revoked, expired) → 409. An API key, or a session of an
+         *     owner or admin (only an owner revokes an owner's invitation).
+         */
+        delete: operations["revokeOrganizationInvitation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1314,7 +1406,7 @@ export interface components {
             secret: string;
         };
         /** @enum {string} */
-        WebhookEventType: "customer.created" | "customer.updated" | "customer.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated" | "usage.limit_reached" | "credit_grant.created" | "credit_grant.voided";
+        WebhookEventType: "customer.created" | "customer.updated" | "customer.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated" | "usage.limit_reached" | "credit_grant.created" | "credit_grant.voided" | "organization.member_added" | "organization.member_removed" | "organization.invitation_created";
         CreateWebhookEndpointRequest: {
             /** @description Required with the admin token. */
             appId?: string | null;
@@ -1407,6 +1499,34 @@ export interface components {
         };
         OrganizationList: {
             data: components["schemas"]["Organization"][];
+        };
+        OrganizationSeats: {
+            /** @description Members plus pending invitations. */
+            used: number;
+            members: number;
+            /** @description Pending, unexpired invitations. */
+            pending: number;
+            /** @description The plan's seat limit; null when none. */
+            limit: number | null;
+            /** @description The billed quantity of a per-seat subscription; null without one. */
+            quantity: number | null;
+            overLimit: boolean;
+        };
+        Invitation: {
+            /** @description `inv_…` */
+            id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** @enum {string} */
+            status: "pending" | "accepted" | "revoked" | "expired";
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        InvitationList: {
+            data: components["schemas"]["Invitation"][];
         };
         SwitchOrganizationRequest: {
             organizationId: string;
@@ -1681,6 +1801,21 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: {
+        InvitationRequest: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /**
+                     * @default member
+                     * @enum {string}
+                     */
+                    role?: "owner" | "admin" | "member";
+                    /** @description Where the e-mailed link leads; must match the app's callback URL patterns. */
+                    redirectUrl: string;
+                };
+            };
+        };
         RecordUsageRequest: {
             content: {
                 "application/json": {
@@ -2969,6 +3104,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -3520,6 +3656,163 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getOrganizationSeats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The seats */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationSeats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listOrganizationInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitations */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createOrganizationInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Tollgate's choice: 1 to 255 printable ASCII characters (a UUID is the usual choice). The first
+                 *     answer (2xx or 4xx; never a 5xx) is kept for 24 hours per credential and key, and a repeat with
+                 *     the same method, path and body gets it again with `Idempotent-Replayed: true` without running
+                 *     again. The same key with another request → 409. A repeat sent while the first is still running
+                 *     waits for its answer (up to 10 seconds, then 409 "still in progress"). Refused (400) on the
+                 *     public login endpoints and where the answer carries a secret (`…/auth/verify`,
+                 *     `…/auth/magic-link`, `…/auth/switch-organization`, `/v1/webhook-endpoints` and its
+                 *     `…/rotate-secret`).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["InvitationRequest"];
+        responses: {
+            /** @description The invitation, sent */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    revokeOrganizationInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (`org_…`). Another app's organization id gives 404. */
+                id: components["parameters"]["OrganizationPathId"];
+                /** @description An invitation id (`inv_…`) of that organization. */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked invitation */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

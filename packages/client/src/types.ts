@@ -41,6 +41,12 @@ export interface Organization extends Schema<'Organization'> {}
 export interface OrganizationList extends Schema<'OrganizationList'> {
   data: Organization[];
 }
+export interface OrganizationSeats extends Schema<'OrganizationSeats'> {}
+export interface InvitationRequest extends RequestBody<'InvitationRequest'> {}
+export interface Invitation extends Schema<'Invitation'> {}
+export interface InvitationList extends Schema<'InvitationList'> {
+  data: Invitation[];
+}
 export interface Session extends Schema<'Session'> {}
 export interface SessionCustomer extends Schema<'SessionCustomer'> {}
 export interface VerifyResult extends Schema<'VerifyResult'> {}

@@ -17,7 +17,24 @@ export interface PlanSnapshot {
   readonly trialDays: number;
   readonly features: components['schemas']['Features'];
   readonly isDefault: boolean;
+  /** How the plan counts an organization's seats; null when it does not. */
+  readonly seats:
+    | { readonly mode: 'limit'; readonly included: number }
+    | { readonly mode: 'per_seat'; readonly min: number; readonly max?: number }
+    | null;
 }
+
+/** Who joined or left which organization, with which role. */
+export interface OrganizationMembership {
+  readonly organizationId: string;
+  readonly customerId: string;
+  readonly role: 'owner' | 'admin' | 'member';
+}
+
+/** An invitation as `organization.invitation_created` carries it: the Invitation and its organization. */
+export type OrganizationInvitationCreated = components['schemas']['Invitation'] & {
+  readonly organizationId: string;
+};
 
 /** What `customer.deleted` says of the customer: only its id. */
 export interface DeletedCustomerRef {
@@ -51,6 +68,18 @@ export type PlanUpdatedEvent = WebhookEventOf<'plan.updated', PlanSnapshot>;
 export type UsageLimitReachedEvent = WebhookEventOf<'usage.limit_reached', UsageLimitReached>;
 export type CreditGrantCreatedEvent = WebhookEventOf<'credit_grant.created', CreditGrant>;
 export type CreditGrantVoidedEvent = WebhookEventOf<'credit_grant.voided', CreditGrant>;
+export type OrganizationMemberAddedEvent = WebhookEventOf<
+  'organization.member_added',
+  OrganizationMembership
+>;
+export type OrganizationMemberRemovedEvent = WebhookEventOf<
+  'organization.member_removed',
+  OrganizationMembership
+>;
+export type OrganizationInvitationCreatedEvent = WebhookEventOf<
+  'organization.invitation_created',
+  OrganizationInvitationCreated
+>;
 
 /**
  * Every event Tollgate delivers, told apart by `type`: `switch (event.type)` narrows `data`. A test keeps
@@ -67,4 +96,7 @@ export type WebhookEvent =
   | PlanUpdatedEvent
   | UsageLimitReachedEvent
   | CreditGrantCreatedEvent
-  | CreditGrantVoidedEvent;
+  | CreditGrantVoidedEvent
+  | OrganizationMemberAddedEvent
+  | OrganizationMemberRemovedEvent
+  | OrganizationInvitationCreatedEvent;

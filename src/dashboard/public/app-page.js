@@ -9,6 +9,7 @@ import {
   DashboardRevokeApiKey,
   DashboardUpdateSettings,
 } from './operations.js';
+import { OrganizationPage } from './organizations.js';
 import { PlansTab } from './plans.js';
 import {
   Checkbox,
@@ -278,7 +279,8 @@ export function AppPage({ route, keyMode }) {
   if (!app)
     return html`<main><h1>App not found</h1><p class="empty">No app has the id <code>${appId}</code>. <a href="#/">Back</a></p></main>`;
   const base = `#/apps/${encodeURIComponent(app.id)}`;
-  const tab = route.page === 'customer' ? 'customers' : route.tab;
+  // A customer's page and an organization's (reached from a customer's) belong to the customers tab.
+  const tab = route.page === 'customer' || route.page === 'organization' ? 'customers' : route.tab;
   // An API key manages neither keys nor plans; those stay the operator's.
   const tabs = keyMode ? TABS.filter(([id]) => id !== 'keys') : TABS;
   return html`<main>
@@ -307,7 +309,12 @@ export function AppPage({ route, keyMode }) {
         ? html`<${CustomerPage} key=${route.customerId} appId=${app.id} customerId=${route.customerId} />`
         : null
     }
-    ${tab === 'customers' && route.page !== 'customer' ? html`<${CustomersTab} appId=${app.id} />` : null}
+    ${
+      route.page === 'organization'
+        ? html`<${OrganizationPage} key=${route.organizationId} appId=${app.id} organizationId=${route.organizationId} />`
+        : null
+    }
+    ${tab === 'customers' && route.page === 'app' ? html`<${CustomersTab} appId=${app.id} />` : null}
     ${tab === 'webhooks' ? html`<${WebhooksTab} appId=${app.id} />` : null}
     ${!tabs.some(([id]) => id === tab) ? html`<p class="empty">No such section. <a href=${base}>Back to the app</a></p>` : null}
   </main>`;

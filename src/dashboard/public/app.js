@@ -19,6 +19,8 @@ function parseRoute(hash) {
   if (parts[0] === 'apps' && parts[1]) {
     if (parts[2] === 'customers' && parts[3])
       return { page: 'customer', appId: parts[1], customerId: parts[3] };
+    if (parts[2] === 'organizations' && parts[3])
+      return { page: 'organization', appId: parts[1], organizationId: parts[3] };
     return { page: 'app', appId: parts[1], tab: parts[2] ?? 'settings' };
   }
   return { page: 'apps' };

@@ -159,7 +159,10 @@ function Organizations({ appId, customerId }) {
     ${organizations.data && organizations.data.organizations.length === 0 ? html`<p class="empty">Not a member of any organization.</p>` : null}
     ${
       organizations.data && organizations.data.organizations.length > 0
-        ? html`<ul class="plain">${organizations.data.organizations.map((o) => html`<li key=${o.id}>${o.name} <code>${o.id}</code></li>`)}</ul>`
+        ? html`<ul class="plain">${organizations.data.organizations.map(
+            (o) =>
+              html`<li key=${o.id}><a href=${`#/apps/${encodeURIComponent(appId)}/organizations/${encodeURIComponent(o.id)}`}>${o.name}</a> <code>${o.id}</code></li>`,
+          )}</ul>`
         : null
     }
   </section>`;

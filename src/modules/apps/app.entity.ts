@@ -18,6 +18,10 @@ export class App {
   @Property({ type: 'integer', default: 15 })
   magicLinkExpiryMinutes: Opt<number> = 15;
 
+  /** Lifetime of an organization invitation; an expired one no longer holds a seat. */
+  @Property({ type: 'integer', default: 168 })
+  invitationExpiryHours: Opt<number> = 168;
+
   /** One pattern per line; see callback-url.ts. */
   @Property({ type: 'text', default: '' })
   allowedCallbackUrls: Opt<string> = '';

@@ -18,6 +18,8 @@ export class AppSettingsType {
   autoCreateCustomer!: boolean;
   @Field({ description: 'Lifetime of a magic link, in minutes' })
   magicLinkExpiryMinutes!: number;
+  @Field(() => Int, { description: 'Lifetime of an organization invitation, in hours (default 168)' })
+  invitationExpiryHours!: number;
   @Field({ description: 'Allowed callback URL patterns, one per line' })
   allowedCallbackUrls!: string;
   @Field(() => String, { nullable: true })
@@ -78,6 +80,7 @@ export class AppType {
     const settings = Object.assign(new AppSettingsType(), {
       autoCreateCustomer: app.autoCreateCustomer,
       magicLinkExpiryMinutes: app.magicLinkExpiryMinutes,
+      invitationExpiryHours: app.invitationExpiryHours,
       allowedCallbackUrls: app.allowedCallbackUrls,
       customVerificationUrl: app.customVerificationUrl,
       trialPaymentMethod: app.trialPaymentMethod as TrialPaymentMethodEnum,
@@ -118,6 +121,8 @@ export class AppSettingsInput {
   autoCreateCustomer?: boolean;
   @Field({ nullable: true })
   magicLinkExpiryMinutes?: number;
+  @Field(() => Int, { nullable: true })
+  invitationExpiryHours?: number;
   @Field({ nullable: true })
   allowedCallbackUrls?: string;
   @Field(() => String, { nullable: true, description: 'null removes the custom verification URL' })

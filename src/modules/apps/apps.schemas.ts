@@ -23,6 +23,12 @@ export const appSettingsSchema = z.strictObject({
     .min(1, 'must be at least 1 minute')
     .max(1440, 'must be at most 1440 minutes (24 hours)')
     .optional(),
+  invitationExpiryHours: z
+    .number()
+    .int('must be a whole number of hours')
+    .min(1, 'must be at least 1 hour')
+    .max(720, 'must be at most 720 hours (30 days)')
+    .optional(),
   allowedCallbackUrls: callbackPatterns.optional(),
   customVerificationUrl: absoluteUrlSchema.nullable().optional(),
   trialPaymentMethod: z.enum(['require_payment_method', 'no_payment_method']).optional(),

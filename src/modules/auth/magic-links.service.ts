@@ -6,17 +6,18 @@ import type { Principal } from '../../core/principal.js';
 import { hashSecret, randomSecret } from '../../core/tokens.js';
 import { parseInput } from '../../core/validation.js';
 import type { Logger } from '../../infra/logger.js';
-import type { App } from '../apps/app.entity.js';
 import type { AppsService } from '../apps/apps.service.js';
 import { isAllowedCallbackUrl, parseStoredCallbackPatterns } from '../apps/callback-url.js';
 import { Customer } from '../customers/customer.entity.js';
 import type { CustomersService } from '../customers/customers.service.js';
-import type { Mailer } from '../email/mailer.js';
+import { type Mailer, sendInBackground } from '../email/mailer.js';
 import type { Entitlements, EntitlementsService } from '../entitlements/entitlements.service.js';
+import { INVITATION_TOKEN_PREFIX, type InvitationsService } from '../organizations/invitations.service.js';
 import { openMagicLinkSchema, requestMagicLinkSchema, verifyMagicLinkSchema } from './auth.schemas.js';
 import { magicLinkEmail } from './magic-link-email.js';
 import { MagicLinkToken } from './magic-link-token.entity.js';
 import type { SessionsService } from './sessions.service.js';
+import { verificationLink } from './verification-link.js';
 
 /** Recognisable in a leaked URL or a secret scanner; the 256 random bits follow. */
 export const MAGIC_LINK_TOKEN_PREFIX = 'tg_ml_';
@@ -46,6 +47,8 @@ export interface MagicLinksDeps {
   readonly customers: CustomersService;
   readonly sessions: SessionsService;
   readonly entitlements: EntitlementsService;
+  /** Invitation tokens (`tg_inv_…`) are verified here too: accepting one is signing in. */
+  readonly invitations: InvitationsService;
 }
 
 /**
@@ -124,15 +127,12 @@ export class MagicLinksService {
       const message = magicLinkEmail({
         to: outgoing.to,
         appName: app.name,
-        link: this.linkFor(app, outgoing.token),
+        link: verificationLink(this.deps.publicBaseUrl, app, outgoing.token),
         expiryMinutes: app.magicLinkExpiryMinutes,
       });
-      this.deps.mailer.send(message).catch((error: unknown) => {
-        // The error names the server and the recipient at most; the body (and its token) is not logged.
-        this.deps.logger.error(
-          { err: { message: error instanceof Error ? error.message : String(error) }, appId: app.id },
-          'magic-link e-mail could not be sent',
-        );
+      sendInBackground(this.deps.mailer, this.deps.logger, message, {
+        appId: app.id,
+        what: 'magic-link e-mail could not be sent',
       });
     }
   }
@@ -144,29 +144,38 @@ export class MagicLinksService {
   async openMagicLink(_principal: Principal, appId: string, query: unknown): Promise<string> {
     const app = await this.deps.apps.appOrFail(appId);
     const { token } = parseInput(openMagicLinkSchema, query);
-    const link = await this.em.findOne(MagicLinkToken, {
-      tokenHash: hashSecret(token),
-      app: app.id,
-      consumedAt: null,
-      expiresAt: { $gt: this.deps.clock.now() },
-    });
-    if (!link) throw new UnauthorizedError(INVALID_TOKEN);
+    const redirectUrl = token.startsWith(INVITATION_TOKEN_PREFIX)
+      ? await this.deps.invitations.invitationRedirectUrl(app.id, token)
+      : await this.#loginRedirectUrl(app.id, token);
     // Patterns may have been narrowed since the link was sent: the current list decides.
-    if (!isAllowedCallbackUrl(link.redirectUrl, parseStoredCallbackPatterns(app.allowedCallbackUrls))) {
+    if (!isAllowedCallbackUrl(redirectUrl, parseStoredCallbackPatterns(app.allowedCallbackUrls))) {
       throw new ValidationError('The redirect URL of this link is no longer allowed by the app');
     }
-    const target = new URL(link.redirectUrl);
+    const target = new URL(redirectUrl);
     target.searchParams.set('token', token);
     return target.toString();
   }
 
+  async #loginRedirectUrl(appId: string, token: string): Promise<string> {
+    const link = await this.em.findOne(MagicLinkToken, {
+      tokenHash: hashSecret(token),
+      app: appId,
+      consumedAt: null,
+      expiresAt: { $gt: this.deps.clock.now() },
+    });
+    if (!link) throw new UnauthorizedError(INVALID_TOKEN);
+    return link.redirectUrl;
+  }
+
   /**
    * Exchanges a token for a session. Consumption is one conditional UPDATE, so of two racing requests
-   * exactly one succeeds; a bad, used or expired token is refused.
+   * exactly one succeeds; a bad, used or expired token is refused. An invitation's token also makes the
+   * invitee a member, and its session starts in the organization's context.
    */
   async verifyMagicLink(_principal: Principal, appId: string, input: unknown): Promise<VerifiedLogin> {
     const app = await this.deps.apps.appOrFail(appId);
     const { token } = parseInput(verifyMagicLinkSchema, input);
+    if (token.startsWith(INVITATION_TOKEN_PREFIX)) return this.#acceptInvitation(app.id, token);
     const now = this.deps.clock.now();
     return this.em.transactional(async (em) => {
       const [consumed] = await em.execute<{ customer_id: string }[]>(
@@ -191,16 +200,21 @@ export class MagicLinksService {
     });
   }
 
-  private linkFor(app: App, token: string): string {
-    if (app.customVerificationUrl) {
-      const url = new URL(app.customVerificationUrl);
-      url.searchParams.set('token', token);
-      url.searchParams.set('appId', app.id);
-      return url.toString();
-    }
-    const url = new URL(`${this.deps.publicBaseUrl}/v1/apps/${encodeURIComponent(app.id)}/auth/verify`);
-    url.searchParams.set('token', token);
-    url.searchParams.set('redirect', 'true');
-    return url.toString();
+  async #acceptInvitation(appId: string, token: string): Promise<VerifiedLogin> {
+    return this.em.transactional(async (em) => {
+      const { customer, organizationId } = await this.deps.invitations.acceptInvitation(em, appId, token);
+      const { token: sessionToken } = await this.deps.sessions.issue({
+        appId,
+        customerId: customer.id,
+        organizationId,
+      });
+      const state = await this.deps.entitlements.resolveState({ appId, organizationId });
+      return {
+        sessionToken,
+        customer,
+        entitlements: state.entitlements,
+        entitlementsVersion: state.version,
+      };
+    });
   }
 }

@@ -76,6 +76,7 @@ export class CheckoutService {
     const tracking = trackingMetadata({ appId: app.id, planId: plan.slug, buyer: tracked });
     const session = await this.payments.createCheckoutSession({
       priceId: plan.stripePriceId,
+      quantity: await this.#quantity(plan, tracked),
       customer: provider,
       successUrl: body.successUrl,
       cancelUrl: body.cancelUrl,
@@ -88,6 +89,16 @@ export class CheckoutService {
     });
     await this.#recordOpen(app, tracked, session);
     return { url: session.url };
+  }
+
+  /**
+   * An organization on a per-seat plan buys a seat for each member (at least the plan's `min`); later
+   * membership changes move the quantity (see SeatBilling). Anything else buys one.
+   */
+  async #quantity(plan: Plan, buyer: CheckoutBuyer): Promise<number> {
+    if (plan.seats?.mode !== 'per_seat' || !('organizationId' in buyer)) return 1;
+    const members = await this.orm.em.count(OrganizationMember, { organization: buyer.organizationId });
+    return Math.max(plan.seats.min, members);
   }
 
   /** Remembers the session until it completes, so the buyer's other open sessions can then be expired. */

@@ -9,6 +9,7 @@ import type { Balance } from '../metering/ledger.js';
 import { amountQuerySchema } from '../metering/metering.schemas.js';
 import { entitlementFeatures, isMetered, type MeteredFeature } from '../plans/metered-feature.js';
 import type { Features, FeatureValue } from '../plans/plan.entity.js';
+import { type PlanSeats, seatLimit } from '../plans/plan-seats.js';
 import { type BillingContext, billingContextOf, knownCustomers } from '../subscriptions/billing-context.js';
 import { loadEntitledPlanWithAnchor } from '../subscriptions/entitled-plan.js';
 import { featureSchema } from './entitlements.schemas.js';
@@ -63,6 +64,8 @@ export interface EntitledState {
   readonly version: number;
   /** The id (slug) of the entitled plan, or null. */
   readonly planId: string | null;
+  /** The entitled plan's seats of an organization; null when the plan does not count them. */
+  readonly seats: PlanSeats | null;
 }
 
 const NOTHING_ENTITLED: EntitledState = Object.freeze({
@@ -71,6 +74,7 @@ const NOTHING_ENTITLED: EntitledState = Object.freeze({
   billingAnchor: null,
   version: 0,
   planId: null,
+  seats: null,
 });
 
 /** A feature grants access when it is `true`, a number above 0 or a non-empty string. */
@@ -155,6 +159,11 @@ export class EntitlementsService {
     const synced = await this.changes.synced();
     const context = await billingContextOf(this.orm, acting, whose, this.#customers, synced);
     const state = await this.resolveState(context, synced);
+    // A plan that counts seats answers `seats` with its limit (null: per seat without a cap).
+    if (name === 'seats' && state.seats) {
+      const limit = seatLimit(state.seats);
+      return { feature: name, allowed: limit === null || limit > 0, value: limit };
+    }
     const { features } = state.entitlements;
     const value = Object.hasOwn(features, name) ? features[name]! : null;
     if (this.balances && Object.hasOwn(state.metered, name)) {
@@ -179,6 +188,7 @@ export class EntitlementsService {
       billingAnchor: plan.periodEnd ?? null,
       version,
       planId,
+      seats: plan.seats ?? null,
     });
   }
 }

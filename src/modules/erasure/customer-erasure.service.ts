@@ -7,6 +7,8 @@ import { MagicLinkRequest } from '../auth/magic-link-request.entity.js';
 import { Session } from '../auth/session.entity.js';
 import { OpenCheckout } from '../checkout/open-checkout.entity.js';
 import { Customer } from '../customers/customer.entity.js';
+import { OrganizationInvitation } from '../organizations/invitation.entity.js';
+import { OrganizationMember } from '../organizations/organization.entity.js';
 import type { OrganizationsService } from '../organizations/organizations.service.js';
 import { Subscription } from '../subscriptions/subscription.entity.js';
 import type { SubscriptionLifecycleService } from '../subscriptions/subscription-lifecycle.service.js';
@@ -96,13 +98,23 @@ export class CustomerErasureService {
       for (const eraser of this.erasers) await eraser.eraseCustomer(tx, erased);
       // The abuse-limit rows name the address, not the customer.
       await tx.nativeDelete(MagicLinkRequest, { app: caller.appId, emailLower: locked.email.toLowerCase() });
+      // So do invitations sent to the address before it was a customer's (its own: on delete cascade).
+      await tx.nativeDelete(OrganizationInvitation, {
+        app: caller.appId,
+        emailLower: locked.email.toLowerCase(),
+      });
       // So do open checkouts started by e-mail before the customer existed (by id: on delete cascade).
       await tx.nativeDelete(OpenCheckout, { app: caller.appId, emailLower: locked.email.toLowerCase() });
       // The caller's checkout metadata travelled with the customer's subscriptions; the billing facts stay.
       await tx.nativeUpdate(Subscription, { customer: id }, { metadata: {} });
-      // Sessions, magic-link tokens and memberships go with the row (on delete cascade); subscriptions
-      // keep their rows with the customer link set to null.
+      const memberOf = await tx.find(OrganizationMember, { customer: id }, { fields: ['organization'] });
+      // Sessions, magic-link tokens, memberships and invitations go with the row (on delete cascade);
+      // subscriptions keep their rows with the customer link set to null.
       await tx.nativeDelete(Customer, { id });
+      // The organizations it left bill one seat fewer when they pay per seat (their rows are locked above).
+      for (const membership of memberOf) {
+        await this.organizations.membershipEnded(tx, caller.appId, membership.organization.id);
+      }
       return { id };
     });
   }

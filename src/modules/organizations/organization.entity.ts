@@ -34,6 +34,10 @@ export class Organization {
   @Property({ type: 'text', nullable: true })
   paymentCustomerId: string | null = null;
 
+  /** Counts membership changes (made under the row's lock), so per-seat quantity jobs know their order. */
+  @Property({ type: 'integer', default: 0 })
+  seatVersion: Opt<number> = 0;
+
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { idSchema as id } from '../../core/validation.js';
-import { metadataSchema } from '../customers/customers.schemas.js';
+import { REDIRECT_URL_MAX_LENGTH } from '../auth/auth.schemas.js';
+import { emailSchema, metadataSchema } from '../customers/customers.schemas.js';
 
 export const orgRoleSchema = z.enum(['owner', 'admin', 'member'], {
   error: 'must be owner, admin or member',
@@ -31,3 +32,15 @@ export const updateMemberRoleSchema = z.strictObject({
 });
 
 export const removeMemberSchema = z.strictObject({ organizationId: id, customerId: id });
+
+export const invitationIdSchema = id;
+
+/** An invitation into an organization: whom, with which role, and where its e-mailed link leads. */
+export const inviteSchema = z.strictObject({
+  email: emailSchema,
+  role: orgRoleSchema.default('member'),
+  redirectUrl: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(REDIRECT_URL_MAX_LENGTH, `must be at most ${REDIRECT_URL_MAX_LENGTH} characters`),
+});

@@ -1,5 +1,6 @@
 import { ForeignKeyConstraintViolationException, LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../../core/clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import {
@@ -15,7 +16,9 @@ import { App } from '../apps/app.entity.js';
 import { actingOnApp, assertOrganizationsEnabled } from '../apps/app-rules.js';
 import { Customer } from '../customers/customer.entity.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
+import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Organization, OrganizationMember } from './organization.entity.js';
+import { presentMembershipEvent } from './organization.presenter.js';
 import {
   addMemberSchema,
   createOrganizationSchema,
@@ -24,9 +27,11 @@ import {
   removeMemberSchema,
   updateMemberRoleSchema,
 } from './organizations.schemas.js';
+import type { SeatBilling } from './seat-billing.js';
+import { assertSeatAvailable, planSeatsOf, readSeats, type SeatUsage } from './seats.js';
 
 /** Who acts on an organization: the app's server (API key) or a member with a role. */
-type Actor = 'apiKey' | OrgRole;
+export type Actor = 'apiKey' | OrgRole;
 
 const canManage = (actor: Actor) => actor !== 'member';
 
@@ -40,7 +45,7 @@ function rethrowIfCustomerGone(error: unknown, customerId: string): never {
   throw error;
 }
 /** Only the app (API key) or an owner may make, unmake or remove owners. */
-const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner';
+export const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner';
 
 /**
  * Organizations (B2B): members share the organization's subscription. Only for apps with
@@ -49,7 +54,12 @@ const canManageOwners = (actor: Actor) => actor === 'apiKey' || actor === 'owner
  * lock on it, so two concurrent demotions can never leave it without an owner.
  */
 export class OrganizationsService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly events: OutboundEvents,
+    private readonly seatBilling: SeatBilling,
+  ) {}
 
   private get em() {
     return this.orm.em;
@@ -57,7 +67,7 @@ export class OrganizationsService {
 
   /** Creates an organization; its first owner is `ownerCustomerId` (API key) or the calling customer. */
   async createOrganization(principal: Principal, input: unknown): Promise<Organization> {
-    const caller = await this.#callerWithOrganizations(principal);
+    const caller = await this.callerWithOrganizations(principal);
     const { name, metadata, ownerCustomerId } = parseInput(createOrganizationSchema, input);
     if (metadata) assertMetadataLimits(metadata);
     let ownerId: string;
@@ -86,9 +96,16 @@ export class OrganizationsService {
     return organization;
   }
 
-  /** An organization of the app (API key) or one the calling customer belongs to; else null. */
-  async getOrganization(principal: Principal, organizationId: string): Promise<Organization | null> {
-    const caller = await this.#callerWithOrganizations(principal);
+  /**
+   * An organization of the app (API key, or the operator naming the app: `scope`) or one the calling
+   * customer belongs to; else null.
+   */
+  async getOrganization(
+    principal: Principal,
+    organizationId: string,
+    scope?: AppScope,
+  ): Promise<Organization | null> {
+    const caller = await this.callerWithOrganizations(await actingOnApp(this.em, principal, scope));
     const id = parseInput(organizationIdSchema, organizationId);
     if (caller.kind === 'apiKey') return this.em.findOne(Organization, { id, app: caller.appId });
     const membership = await this.em.findOne(
@@ -104,7 +121,7 @@ export class OrganizationsService {
    * `scope`), the caller's own with a session.
    */
   async listOrganizations(principal: Principal, input: unknown, scope?: AppScope): Promise<Organization[]> {
-    const caller = await this.#callerWithOrganizations(await actingOnApp(this.em, principal, scope));
+    const caller = await this.callerWithOrganizations(await actingOnApp(this.em, principal, scope));
     const { customerId } = parseInput(listOrganizationsSchema, input);
     let of: string;
     if (caller.kind === 'apiKey') {
@@ -126,8 +143,12 @@ export class OrganizationsService {
   }
 
   /** The members of an organization the caller can see, oldest first, with their customers. */
-  async listMembers(principal: Principal, organizationId: string): Promise<OrganizationMember[]> {
-    const organization = await this.getOrganization(principal, organizationId);
+  async listMembers(
+    principal: Principal,
+    organizationId: string,
+    scope?: AppScope,
+  ): Promise<OrganizationMember[]> {
+    const organization = await this.getOrganization(principal, organizationId, scope);
     if (!organization) throw new NotFoundError('Organization', organizationId);
     return this.em.find(
       OrganizationMember,
@@ -138,29 +159,67 @@ export class OrganizationsService {
 
   /** Adds a customer of the app to an organization (default role `member`). */
   async addMember(principal: Principal, input: unknown): Promise<OrganizationMember> {
-    const caller = await this.#callerWithOrganizations(principal);
+    const caller = await this.callerWithOrganizations(principal);
     const { organizationId, customerId, role } = parseInput(addMemberSchema, input);
     const added = this.em.transactional(async (em) => {
-      const { organization, actor } = await this.#lockForChange(caller, organizationId);
+      const { organization, actor } = await this.lockForChange(caller, organizationId);
       if (role === 'owner' && !canManageOwners(actor))
         throw new ForbiddenError('Only an owner can add an owner');
       const customer = await this.#customerOrFail(caller.appId, customerId);
       if (await em.findOne(OrganizationMember, { organization, customer })) {
         throw new ConflictError(`Customer ${customerId} is already a member of this organization`);
       }
-      const member = em.create(OrganizationMember, { id: newId('mem'), organization, customer, role });
-      await em.flush();
-      return member;
+      return this.insertMember(em, organization, customer, role);
     });
     return added.catch((error: unknown) => rethrowIfCustomerGone(error, customerId));
   }
 
+  /**
+   * Adds a membership inside `em`'s transaction, which holds the organization's row lock (see
+   * `lockForChange`): refused (409) when no seat is left, and recorded as `organization.member_added`.
+   * `accepting`: the member comes with an accepted invitation, whose seat was held (see seats.ts).
+   */
+  async insertMember(
+    em: EntityManager,
+    organization: Organization,
+    customer: Customer,
+    role: OrgRole,
+    options: { accepting?: boolean } = {},
+  ): Promise<OrganizationMember> {
+    const appId = organization.app.id;
+    const seats = await assertSeatAvailable(em, appId, organization.id, this.clock.now(), options);
+    const member = em.create(OrganizationMember, { id: newId('mem'), organization, customer, role });
+    await em.flush();
+    if (seats.plan?.mode === 'per_seat') await this.seatBilling.membershipChanged(em, organization.id);
+    await this.events.record(em, appId, 'organization.member_added', presentMembershipEvent(member), [
+      customer.id,
+      organization.id,
+    ]);
+    return member;
+  }
+
+  /**
+   * After a membership ended (a removal, a customer's erasure), in its transaction under the
+   * organization's row lock: a per-seat organization's quantity follows (see SeatBilling).
+   */
+  async membershipEnded(em: EntityManager, appId: string, organizationId: string): Promise<void> {
+    if ((await planSeatsOf(em, appId, organizationId))?.mode === 'per_seat')
+      await this.seatBilling.membershipChanged(em, organizationId);
+  }
+
+  /** `GET /v1/organizations/:id/seats`: seats used (members and pending invitations) and the limit. */
+  async getSeats(principal: Principal, organizationId: string, scope?: AppScope): Promise<SeatUsage> {
+    const organization = await this.getOrganization(principal, organizationId, scope);
+    if (!organization) throw new NotFoundError('Organization', organizationId);
+    return readSeats(this.em, organization.app.id, organization.id, this.clock.now());
+  }
+
   /** Changes a member's role; the last owner cannot be demoted. */
   async updateMemberRole(principal: Principal, input: unknown): Promise<OrganizationMember> {
-    const caller = await this.#callerWithOrganizations(principal);
+    const caller = await this.callerWithOrganizations(principal);
     const { organizationId, customerId, role } = parseInput(updateMemberRoleSchema, input);
     return this.em.transactional(async (em) => {
-      const { organization, actor } = await this.#lockForChange(caller, organizationId);
+      const { organization, actor } = await this.lockForChange(caller, organizationId);
       const member = await this.#memberOrFail(organization, customerId);
       if ((member.role === 'owner' || role === 'owner') && !canManageOwners(actor)) {
         throw new ForbiddenError('Only an owner can grant or change the owner role');
@@ -174,18 +233,24 @@ export class OrganizationsService {
 
   /** Removes a member (or lets a member leave); the last owner cannot be removed. */
   async removeMember(principal: Principal, input: unknown): Promise<void> {
-    const caller = await this.#callerWithOrganizations(principal);
+    const caller = await this.callerWithOrganizations(principal);
     const { organizationId, customerId } = parseInput(removeMemberSchema, input);
     const leaving = caller.kind === 'session' && caller.customerId === customerId;
     await this.em.transactional(async (em) => {
-      const { organization, actor } = await this.#lockForChange(caller, organizationId, { leaving });
+      const { organization, actor } = await this.lockForChange(caller, organizationId, { leaving });
       const member = await this.#memberOrFail(organization, customerId);
       if (!leaving && member.role === 'owner' && !canManageOwners(actor)) {
         throw new ForbiddenError('Only an owner can remove an owner');
       }
       if (member.role === 'owner') await this.#keepAnOwner(organization);
+      const removed = presentMembershipEvent(member);
       em.remove(member);
       await em.flush();
+      await this.membershipEnded(em, caller.appId, organization.id);
+      await this.events.record(em, caller.appId, 'organization.member_removed', removed, [
+        customerId,
+        organization.id,
+      ]);
     });
   }
 
@@ -232,7 +297,7 @@ export class OrganizationsService {
    */
   async membershipOrFail(principal: Principal, organizationId: string): Promise<OrganizationMember> {
     const session = requireSession(principal);
-    await this.#callerWithOrganizations(session);
+    await this.callerWithOrganizations(session);
     const id = parseInput(organizationIdSchema, organizationId);
     const membership = await this.em.findOne(OrganizationMember, {
       organization: { id, app: session.appId },
@@ -243,7 +308,7 @@ export class OrganizationsService {
   }
 
   /** An API key or session of an app that has organizations enabled. */
-  async #callerWithOrganizations(principal: Principal): Promise<AppPrincipal> {
+  async callerWithOrganizations(principal: Principal): Promise<AppPrincipal> {
     const caller = requireAppPrincipal(principal);
     assertOrganizationsEnabled(await this.em.findOne(App, { id: caller.appId }));
     return caller;
@@ -252,16 +317,17 @@ export class OrganizationsService {
   /**
    * Locks the organization for a member change and says who acts: the API key, or the calling
    * customer's role. A customer outside the organization gets 404; a plain member 403, unless leaving.
+   * `lock: false` checks the same for a read by a manager (the invitations list).
    */
-  async #lockForChange(
+  async lockForChange(
     caller: AppPrincipal,
     organizationId: string,
-    options: { leaving?: boolean } = {},
+    options: { leaving?: boolean; lock?: boolean } = {},
   ): Promise<{ organization: Organization; actor: Actor }> {
     const organization = await this.em.findOne(
       Organization,
       { id: organizationId, app: caller.appId },
-      { lockMode: LockMode.PESSIMISTIC_WRITE },
+      options.lock === false ? {} : { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
     if (!organization) throw new NotFoundError('Organization', organizationId);
     if (caller.kind === 'apiKey') return { organization, actor: 'apiKey' };

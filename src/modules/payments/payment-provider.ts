@@ -127,6 +127,8 @@ export interface CheckoutSessionRequest {
   readonly collectPaymentMethodDuringTrial: boolean;
   readonly requireBillingAddress: boolean;
   readonly promotionCodeId: string | null;
+  /** The plan's quantity: the seat count of a per-seat plan, else 1. */
+  readonly quantity?: number;
   /** On the checkout session. */
   readonly metadata: Readonly<Record<string, string>>;
   /** On the subscription the checkout creates. */
@@ -205,6 +207,19 @@ export interface PaymentProvider {
   changeSubscriptionPrice(
     id: string,
     change: PriceChange,
+    idempotencyKey: string,
+  ): Promise<ProviderSubscription>;
+  /**
+   * Sets the quantity of the subscription's item at `priceId` (the plan's item, found by price; other
+   * items stay), prorated as told. The absolute quantity, so a repeated call changes nothing more.
+   */
+  setSubscriptionItemQuantity(
+    id: string,
+    change: {
+      readonly priceId: string;
+      readonly quantity: number;
+      readonly prorationBehavior: ProrationBehavior;
+    },
     idempotencyKey: string,
   ): Promise<ProviderSubscription>;
   /**

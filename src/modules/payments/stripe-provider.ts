@@ -6,6 +6,7 @@ import {
   type PaymentProvider,
   type PortalConfigurationRequest,
   type PriceChange,
+  type ProrationBehavior,
   type ProviderCheckoutSession,
   type ProviderCoupon,
   type ProviderEvent,
@@ -133,7 +134,7 @@ export class StripePaymentProvider implements PaymentProvider {
   ): Promise<{ id: string; url: string; expiresAt: Date }> {
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: 'subscription',
-      line_items: [{ price: input.priceId, quantity: 1 }],
+      line_items: [{ price: input.priceId, quantity: input.quantity ?? 1 }],
       success_url: input.successUrl,
       cancel_url: input.cancelUrl,
       metadata: { ...input.metadata },
@@ -212,6 +213,26 @@ export class StripePaymentProvider implements PaymentProvider {
           id,
           {
             items: [{ id: itemId, price: change.priceId }],
+            proration_behavior: change.prorationBehavior,
+          },
+          { idempotencyKey },
+        ),
+      ),
+    );
+  }
+
+  async setSubscriptionItemQuantity(
+    id: string,
+    change: { priceId: string; quantity: number; prorationBehavior: ProrationBehavior },
+    idempotencyKey: string,
+  ): Promise<ProviderSubscription> {
+    const itemId = await this.#itemId(id, change.priceId);
+    return fromStripeSubscription(
+      await call(() =>
+        this.#stripe.subscriptions.update(
+          id,
+          {
+            items: [{ id: itemId, quantity: change.quantity }],
             proration_behavior: change.prorationBehavior,
           },
           { idempotencyKey },

@@ -3,6 +3,7 @@ import { Entity, ManyToOne, PrimaryKey, Property, Trigger, Unique } from '@mikro
 import { PLAN_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 import type { MeteredFeature } from './metered-feature.js';
+import type { PlanSeats } from './plan-seats.js';
 
 /** A feature's value on a plan: a flag, a number, a string, or a metered allowance. */
 export type FeatureValue = boolean | number | string | MeteredFeature;
@@ -37,6 +38,10 @@ export class Plan {
 
   @Property({ type: 'jsonb', defaultRaw: "'{}'" })
   features: Opt<Features> = {};
+
+  /** Seats of an organization on this plan (a cap, or billed per seat); null: seats are not counted. */
+  @Property({ type: 'jsonb', nullable: true })
+  seats: PlanSeats | null = null;
 
   @Property({ type: 'boolean', default: false })
   isDefault: Opt<boolean> = false;

@@ -1,4 +1,5 @@
 import type { Features, Plan } from './plan.entity.js';
+import type { PlanSeats } from './plan-seats.js';
 
 /** A plan as the API shows it (GraphQL `Plan`; the `plan.updated` event's `data`). */
 export interface PlanView {
@@ -8,6 +9,7 @@ export interface PlanView {
   readonly trialDays: number;
   readonly features: Features;
   readonly isDefault: boolean;
+  readonly seats: PlanSeats | null;
 }
 
 export function presentPlan(plan: Plan): PlanView {
@@ -18,5 +20,6 @@ export function presentPlan(plan: Plan): PlanView {
     trialDays: plan.trialDays,
     features: { ...plan.features },
     isDefault: plan.isDefault,
+    seats: plan.seats ? { ...plan.seats } : null,
   };
 }

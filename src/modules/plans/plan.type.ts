@@ -1,6 +1,50 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Features, Plan } from './plan.entity.js';
+import type { PlanSeats } from './plan-seats.js';
+
+export enum PlanSeatModeEnum {
+  limit = 'limit',
+  per_seat = 'per_seat',
+}
+registerEnumType(PlanSeatModeEnum, {
+  name: 'PlanSeatMode',
+  description:
+    'limit: the plan includes a number of seats; per_seat: the subscription quantity is the seat count',
+});
+
+@ObjectType('PlanSeats', { description: "How a plan counts an organization's seats" })
+export class PlanSeatsType {
+  @Field(() => PlanSeatModeEnum)
+  mode!: PlanSeatModeEnum;
+  @Field(() => Int, { nullable: true, description: 'limit: the seats the plan includes' })
+  included!: number | null;
+  @Field(() => Int, { nullable: true, description: 'per_seat: the least quantity billed' })
+  min!: number | null;
+  @Field(() => Int, { nullable: true, description: 'per_seat: the most seats, when capped' })
+  max!: number | null;
+
+  static from(seats: PlanSeats): PlanSeatsType {
+    return Object.assign(new PlanSeatsType(), {
+      mode: seats.mode as PlanSeatModeEnum,
+      included: seats.mode === 'limit' ? seats.included : null,
+      min: seats.mode === 'per_seat' ? seats.min : null,
+      max: seats.mode === 'per_seat' ? (seats.max ?? null) : null,
+    });
+  }
+}
+
+@InputType('PlanSeatsInput')
+export class PlanSeatsInput {
+  @Field(() => PlanSeatModeEnum)
+  mode!: PlanSeatModeEnum;
+  @Field(() => Int, { nullable: true, description: 'limit: the seats the plan includes' })
+  included?: number | null;
+  @Field(() => Int, { nullable: true, description: 'per_seat: the least quantity billed (default 1)' })
+  min?: number | null;
+  @Field(() => Int, { nullable: true, description: 'per_seat: the most seats (none: no cap)' })
+  max?: number | null;
+}
 
 @ObjectType('Plan')
 export class PlanType {
@@ -19,6 +63,8 @@ export class PlanType {
   features!: Features;
   @Field({ description: 'The plan of anyone without an entitling subscription (at most one per app)' })
   isDefault!: boolean;
+  @Field(() => PlanSeatsType, { nullable: true, description: 'Seats of an organization on this plan' })
+  seats!: PlanSeatsType | null;
 
   static from(plan: Plan): PlanType {
     return Object.assign(new PlanType(), {
@@ -28,6 +74,7 @@ export class PlanType {
       trialDays: plan.trialDays,
       features: { ...plan.features },
       isDefault: plan.isDefault,
+      seats: plan.seats ? PlanSeatsType.from(plan.seats) : null,
     });
   }
 }
@@ -46,4 +93,9 @@ export class PlanInput {
   features?: Record<string, unknown>;
   @Field({ nullable: true })
   isDefault?: boolean;
+  @Field(() => PlanSeatsInput, {
+    nullable: true,
+    description: 'Seats of an organization: a cap (limit) or billed per seat; null removes them',
+  })
+  seats?: PlanSeatsInput | null;
 }

@@ -22,6 +22,11 @@ export class PlansResolver {
     @Arg('input', () => PlanInput) input: PlanInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<PlanType> {
-    return PlanType.from(await this.plansService.upsertPlan(ctx.principal, appId, { ...input }));
+    return PlanType.from(
+      await this.plansService.upsertPlan(ctx.principal, appId, {
+        ...input,
+        ...(input.seats ? { seats: { ...input.seats } } : {}),
+      }),
+    );
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { meteredFeatureSchema } from './metered-feature.js';
+import { planSeatsSchema } from './plan-seats.js';
 
 /** The operator's plan id (e.g. `pro`): the public `id` of a plan in both APIs. */
 export const planSlugSchema = z
@@ -42,6 +43,8 @@ export const planInputSchema = z.strictObject({
     .refine((f) => Object.keys(f).length <= 200, 'at most 200 features')
     .optional(),
   isDefault: z.boolean().optional(),
+  /** null takes the seats away from an existing plan. */
+  seats: planSeatsSchema.nullable().optional(),
 });
 export type PlanInput = z.infer<typeof planInputSchema>;
 

@@ -53,6 +53,10 @@ export class PlansService {
         plan = em.create(Plan, { id: newId('pln'), app: em.getReference(App, app), slug, name: fields.name });
       }
       em.assign(plan, fields);
+      // The seat limit answers `check/seats`: a feature of that name would say something else.
+      if (plan.seats && Object.hasOwn(plan.features, 'seats')) {
+        throw ValidationError.forField('seats', 'a plan with seats cannot also have a feature named seats');
+      }
       const after = presentPlan(plan);
       // `ev`: the plan's version (its last change, in ms); every context on it gets an entitlement version
       // at least this large, so a client whose token has an older one refreshes.

@@ -8,6 +8,8 @@ import type { FieldLimit } from './rate-limits.service.js';
 export const FIELD_LIMITS: Readonly<Record<string, FieldLimit>> = {
   // Each call may send an e-mail; callers are mostly browsers (counted per IP).
   requestMagicLink: { max: 20, window: '1m' },
+  // Each call e-mails an invitation (an organization may also send at most 100 a day).
+  inviteToOrganization: { max: 30, window: '1m' },
   // Each call creates a session at the payment provider.
   createCheckoutSession: { max: 60, window: '1m' },
   // Coupon codes are guessable: bound how fast they can be tried.

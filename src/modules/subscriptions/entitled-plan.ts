@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Features } from '../plans/plan.entity.js';
+import type { PlanSeats } from '../plans/plan-seats.js';
 import type { BillingContext } from './billing-context.js';
-import { ENTITLING_STATUSES } from './subscription.entity.js';
+import { ENTITLING_STATUSES_SQL } from './subscription.entity.js';
 
 /** What a context is entitled to: its plan's name and features (`null`/`{}` without any plan). */
 export interface EntitledPlan {
@@ -12,9 +13,9 @@ export interface EntitledPlan {
    * features' billing periods are derived); null on the default plan or when unknown.
    */
   readonly periodEnd?: Date | null;
+  /** The plan's seats of an organization (`loadEntitledPlanWithAnchor` only); null when not counted. */
+  readonly seats?: PlanSeats | null;
 }
-
-const ENTITLING = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
 
 /** SQL expressions naming whose entitled plan to find, and a subscription to read in another state. */
 export interface EntitledPlanRefs {
@@ -42,7 +43,7 @@ export function entitledPlanIdSql(owner: 'customer' | 'organization', refs: Enti
      (select case when s.id = ${refs.overrideId} then ${refs.overridePlanId} else s.plan_id end
         from subscription s
        where s.app_id = ${refs.appId} and ${whose}
-         and (case when s.id = ${refs.overrideId} then ${refs.overrideStatus} else s.status end) in (${ENTITLING})
+         and (case when s.id = ${refs.overrideId} then ${refs.overrideStatus} else s.status end) in (${ENTITLING_STATUSES_SQL})
        order by s.created_at desc, s.id desc limit 1),
      (select d.id from plan d where d.app_id = ${refs.appId} and d.is_default limit 1))`;
 }
@@ -64,11 +65,11 @@ function planOf(owner: 'customer' | 'organization'): string {
   });
   return `
   with o as (select ?::text as id, ?::text as status, ?::text as plan_id)
-  select p.name, p.features, (extract(epoch from sp.current_period_end) * 1000)::float8 as period_end_ms
+  select p.name, p.features, p.seats, (extract(epoch from sp.current_period_end) * 1000)::float8 as period_end_ms
     from o, plan p
     left join lateral (
       select s.current_period_end from subscription s
-       where s.app_id = p.app_id and ${whose} and s.plan_id = p.id and s.status in (${ENTITLING})
+       where s.app_id = p.app_id and ${whose} and s.plan_id = p.id and s.status in (${ENTITLING_STATUSES_SQL})
        order by s.created_at desc, s.id desc limit 1) sp on true
    where p.id = ${id}`;
 }
@@ -109,7 +110,7 @@ export async function loadEntitledPlanWithAnchor(
       : [PLAN_OF_CUSTOMER, context.customerId];
   const rows = await em
     .getConnection()
-    .execute<{ name: string; features: Features; period_end_ms: number | null }[]>(
+    .execute<{ name: string; features: Features; seats: PlanSeats | null; period_end_ms: number | null }[]>(
       sql,
       [
         override?.subscriptionId ?? '',
@@ -128,6 +129,7 @@ export async function loadEntitledPlanWithAnchor(
   return {
     ...entitledPlanOf(row),
     periodEnd: row.period_end_ms === null ? null : new Date(row.period_end_ms),
+    seats: row.seats,
   };
 }
 

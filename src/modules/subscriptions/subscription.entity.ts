@@ -10,6 +10,9 @@ import { Plan } from '../plans/plan.entity.js';
 /** Statuses that grant the plan's features. */
 export const ENTITLING_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'active', 'past_due'];
 
+/** The entitling statuses as an SQL list, for `status in (…)`. */
+export const ENTITLING_STATUSES_SQL = ENTITLING_STATUSES.map((s) => `'${s}'`).join(', ');
+
 /** A subscription at Stripe, mirrored from Stripe's notifications and Tollgate's own calls. */
 @Entity({ tableName: 'subscription' })
 @Index({ properties: ['customer', 'createdAt'] })
@@ -66,6 +69,17 @@ export class Subscription {
    */
   @Property({ type: new BigIntType('number'), default: 0 })
   providerEventCreated: Opt<number> = 0;
+
+  /** A per-seat plan's quantity as Tollgate last set it at Stripe (null: never set by Tollgate). */
+  @Property({ type: 'integer', nullable: true })
+  seatQuantity: number | null = null;
+
+  /**
+   * The organization's membership version (`Organization.seatVersion`) that `seatQuantity` follows: a
+   * quantity job for an older version finds a later one applied and does nothing.
+   */
+  @Property({ type: 'integer', default: 0 })
+  seatVersion: Opt<number> = 0;
 
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();

@@ -14,6 +14,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'usage.limit_reached',
   'credit_grant.created',
   'credit_grant.voided',
+  'organization.member_added',
+  'organization.member_removed',
+  'organization.invitation_created',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
