@@ -88,6 +88,8 @@ export class EntitlementTokensService {
   readonly #signers = new Map<string, TokenSigner>();
   /** Per app: its live key rows and token lifetime as last read (see SIGNING_KEYS_TTL_MS). */
   readonly #signing = new Map<string, { until: number; rows: KeyRow[]; ttlSeconds: number }>();
+  /** Moves whenever key rows change here, so a read begun before a change is not kept after it. */
+  #keysChanged = 0;
 
   constructor(
     private readonly orm: MikroORM,
@@ -167,7 +169,7 @@ export class EntitlementTokensService {
   async rotate(principal: Principal, appId: string): Promise<SigningKeyView> {
     requireAdmin(principal);
     const id = parseInput(idSchema, appId);
-    return this.orm.em.transactional(async (em) => {
+    const created = await this.orm.em.transactional(async (em) => {
       const tx = em.getTransactionContext();
       const connection = em.getConnection();
       const [app] = await connection.execute('select id from app where id = ? for update', [id], 'all', tx);
@@ -185,10 +187,11 @@ export class EntitlementTokensService {
         'all',
         tx,
       );
-      const created = keyView(await this.#createKey(id, signsFrom, tx));
-      this.#signing.delete(id);
-      return created;
+      return keyView(await this.#createKey(id, signsFrom, tx));
     });
+    // Once committed: a read of the rows before that would miss the new key.
+    this.#forgetKeys(id);
+    return created;
   }
 
   /** Removes a key from the JWKS at once and stops signing with it (an emergency: a leaked key). */
@@ -203,8 +206,17 @@ export class EntitlementTokensService {
     );
     if (!rows[0]) throw new NotFoundError('Signing key', String(kid));
     this.#signers.delete(rows[0].id);
-    this.#signing.delete(id);
+    this.#forgetKeys(id);
     return keyView(rows[0]);
+  }
+
+  /**
+   * Drops the app's cached key rows, and keeps a read in flight from storing what it read before the
+   * change (it would publish, or sign with, a revoked key for another SIGNING_KEYS_TTL_MS).
+   */
+  #forgetKeys(appId: string): void {
+    this.#keysChanged++;
+    this.#signing.delete(appId);
   }
 
   async #liveKeys(appId: string): Promise<KeyRow[]> {
@@ -222,14 +234,16 @@ export class EntitlementTokensService {
     const live = rows.filter((r) => r.retire_at === null || new Date(r.retire_at).getTime() > at);
     const current = live.filter((r) => new Date(r.signs_from).getTime() <= at).at(-1) ?? live[0];
     if (current) return { key: current, ttlSeconds };
-    this.#signing.delete(appId);
-    return { key: await this.#firstKey(appId), ttlSeconds };
+    const first = await this.#firstKey(appId);
+    this.#forgetKeys(appId);
+    return { key: first, ttlSeconds };
   }
 
   /** The app's live key rows and token lifetime, read at most once per SIGNING_KEYS_TTL_MS; 404 without the app. */
   async #appKeys(appId: string): Promise<{ rows: KeyRow[]; ttlSeconds: number }> {
     const cached = this.#signing.get(appId);
     if (cached && cached.until > Date.now()) return cached;
+    const changes = this.#keysChanged;
     const rows = await this.orm.em.getConnection().execute<(KeyRow & { ttl: number })[]>(
       `select a.entitlement_token_ttl_seconds as ttl, k.*
          from app a
@@ -243,6 +257,7 @@ export class EntitlementTokensService {
       rows: rows.filter((r) => r.id !== null),
       ttlSeconds: rows[0].ttl,
     };
+    if (changes !== this.#keysChanged) return read;
     if (this.#signing.size >= 10_000) this.#signing.clear();
     this.#signing.set(appId, read);
     return read;
