@@ -4,10 +4,13 @@
  *   2. the first verification with a cold JWKS (a fresh `createRemoteJWKSet`: fetch, import, verify):
  *      median and p95 of BENCH_COLD_RUNS;
  *   3. issuance (`POST /v1/apps/:appId/auth/entitlement-token`) against the session lookup
- *      (`GET /v1/apps/:appId/auth/session`), the same session token, interleaved A/B rounds, medians.
+ *      (`GET /v1/apps/:appId/auth/session`), the same session token, interleaved A/B rounds: medians
+ *      and spread of throughput, of each round's ratio, and of Tollgate's CPU time per request (from
+ *      /proc, which moves far less than throughput when other work shares the machine).
  * Tollgate from dist/ runs in a child process, the load in another (bench/support.js).
  *
  *   npm run build && node bench/entitlement-tokens.js   # BENCH_DURATION=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=20
+ *                                                       # BENCH_PROFILE_DIR=… (a CPU profile of Tollgate)
  */
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import {
@@ -119,7 +122,9 @@ await withScratchDatabase('tollgate_bench_etk', async (databaseUrl) => {
         [issuance, 'POST', `/v1/apps/${appId}/auth/entitlement-token`],
         [lookup, 'GET', `/v1/apps/${appId}/auth/session`],
       ]) {
+        const cpuBefore = tollgate.cpu();
         const result = await run(method, path);
+        result.cpuUs = ((tollgate.cpu() - cpuBefore) * 1000) / Math.max(1, result.requests);
         const non2xx = Object.entries(result.statusCodes).filter(([code]) => code !== '200');
         if (non2xx.length > 0 || result.errors > 0)
           throw new Error(
@@ -130,9 +135,23 @@ await withScratchDatabase('tollgate_bench_etk', async (databaseUrl) => {
     }
     const rps = (list) => median(list.map((r) => r.rps));
     const p99 = (list) => median(list.map((r) => r.p99));
-    console.log(`issuance: median ${Math.round(rps(issuance))} req/s, p99 ${p99(issuance)} ms`);
-    console.log(`session lookup: median ${Math.round(rps(lookup))} req/s, p99 ${p99(lookup)} ms`);
-    console.log(`issuance / session lookup: ${(rps(issuance) / rps(lookup)).toFixed(2)} (target ≥ 0.8)`);
+    const cpu = (list) => median(list.map((r) => r.cpuUs));
+    const spread = (values, digits = 0) =>
+      `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+    for (const [name, list] of [
+      ['issuance', issuance],
+      ['session lookup', lookup],
+    ]) {
+      console.log(
+        `${name}: median ${Math.round(rps(list))} req/s (${spread(list.map((r) => r.rps))}), p99 ${p99(list)} ms, ` +
+          `CPU ${Math.round(cpu(list))} µs/req (${spread(list.map((r) => r.cpuUs))})`,
+      );
+    }
+    const ratios = issuance.map((r, i) => r.rps / lookup[i].rps);
+    console.log(
+      `issuance / session lookup: ${(rps(issuance) / rps(lookup)).toFixed(2)} (target ≥ 0.8); ` +
+        `per round ${spread(ratios, 2)}; CPU per request ${(cpu(issuance) / cpu(lookup)).toFixed(2)}×`,
+    );
     console.log(`load average: ${loadavg()}`);
   } finally {
     await tollgate.stop();

@@ -42,6 +42,10 @@ export async function startTollgate(databaseUrl, env = {}) {
   const adminToken = `tg_admin_bench_${randomBytes(16).toString('hex')}`;
   const child = fork(SELF, ['--serve-tollgate'], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // BENCH_PROFILE_DIR: a V8 CPU profile of Tollgate, written there when it stops.
+    execArgv: process.env.BENCH_PROFILE_DIR
+      ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+      : process.execArgv,
     env: {
       ...process.env,
       BENCH_TOLLGATE_ENV: JSON.stringify({ DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, ...env }),
@@ -55,6 +59,8 @@ export async function startTollgate(databaseUrl, env = {}) {
     url,
     adminToken,
     pid: child.pid,
+    /** The CPU time (user + system, all its threads) Tollgate has used, in ms. */
+    cpu: () => cpuMs(child.pid),
     async stop() {
       child.kill('SIGTERM');
       await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
@@ -109,6 +115,13 @@ export async function createApp(url, adminToken, name) {
 export function imageNodeOptions() {
   const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
   return /^\s*(?:ENV\s+)?NODE_OPTIONS=(\S+)/m.exec(dockerfile)?.[1] ?? '';
+}
+
+/** User + system CPU time of a process, in ms (fields 14 and 15 of /proc/<pid>/stat, in clock ticks of 10 ms). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export function loadavg() {

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Clock } from '../../core/clock.js';
 import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -9,8 +9,9 @@ import type { AppsService } from '../apps/apps.service.js';
 import type { EntitlementsService } from '../entitlements/entitlements.service.js';
 import { billingContextOf } from '../subscriptions/billing-context.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
+import { signCompactJws, type TokenAlgorithm, type TokenSigner, tokenSigner } from './compact-jws.js';
 
-export const ENTITLEMENT_TOKEN_ALG = 'ES256';
+export const ENTITLEMENT_TOKEN_ALG: TokenAlgorithm = 'ES256';
 
 /**
  * How long a rotated-in key is published before it signs: at least the age `jose`'s remote key set
@@ -84,9 +85,11 @@ const LIVE_KEYS = `
  */
 export class EntitlementTokensService {
   /** Imported private keys by kid (a key row never changes its key material). */
-  readonly #privateKeys = new Map<string, Promise<CryptoKey>>();
+  readonly #signers = new Map<string, TokenSigner>();
   /** Per app: its live key rows and token lifetime as last read (see SIGNING_KEYS_TTL_MS). */
   readonly #signing = new Map<string, { until: number; rows: KeyRow[]; ttlSeconds: number }>();
+  /** Moves whenever key rows change here, so a read begun before a change is not kept after it. */
+  #keysChanged = 0;
 
   constructor(
     private readonly orm: MikroORM,
@@ -130,14 +133,14 @@ export class EntitlementTokensService {
     }
     const subject =
       caller.kind === 'session' ? caller.customerId : (context.customerId ?? context.organizationId);
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: key.algorithm, kid: key.id, typ: 'JWT' })
-      .setIssuer(`${this.publicBaseUrl}/v1/apps/${appId}`)
-      .setAudience(appId)
-      .setSubject(subject!)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp)
-      .sign(await this.#privateKey(key));
+    const token = await signCompactJws(this.#signer(key), {
+      iss: `${this.publicBaseUrl}/v1/apps/${appId}`,
+      aud: appId,
+      sub: subject,
+      ...claims,
+      iat,
+      exp,
+    });
     return { token, expiresAt: new Date(exp * 1000), ev };
   }
 
@@ -166,7 +169,7 @@ export class EntitlementTokensService {
   async rotate(principal: Principal, appId: string): Promise<SigningKeyView> {
     requireAdmin(principal);
     const id = parseInput(idSchema, appId);
-    return this.orm.em.transactional(async (em) => {
+    const created = await this.orm.em.transactional(async (em) => {
       const tx = em.getTransactionContext();
       const connection = em.getConnection();
       const [app] = await connection.execute('select id from app where id = ? for update', [id], 'all', tx);
@@ -184,10 +187,11 @@ export class EntitlementTokensService {
         'all',
         tx,
       );
-      const created = keyView(await this.#createKey(id, signsFrom, tx));
-      this.#signing.delete(id);
-      return created;
+      return keyView(await this.#createKey(id, signsFrom, tx));
     });
+    // Once committed: a read of the rows before that would miss the new key.
+    this.#forgetKeys(id);
+    return created;
   }
 
   /** Removes a key from the JWKS at once and stops signing with it (an emergency: a leaked key). */
@@ -201,9 +205,18 @@ export class EntitlementTokensService {
       [this.clock.now(), id, String(kid)],
     );
     if (!rows[0]) throw new NotFoundError('Signing key', String(kid));
-    this.#privateKeys.delete(rows[0].id);
-    this.#signing.delete(id);
+    this.#signers.delete(rows[0].id);
+    this.#forgetKeys(id);
     return keyView(rows[0]);
+  }
+
+  /**
+   * Drops the app's cached key rows, and keeps a read in flight from storing what it read before the
+   * change (it would publish, or sign with, a revoked key for another SIGNING_KEYS_TTL_MS).
+   */
+  #forgetKeys(appId: string): void {
+    this.#keysChanged++;
+    this.#signing.delete(appId);
   }
 
   async #liveKeys(appId: string): Promise<KeyRow[]> {
@@ -221,14 +234,16 @@ export class EntitlementTokensService {
     const live = rows.filter((r) => r.retire_at === null || new Date(r.retire_at).getTime() > at);
     const current = live.filter((r) => new Date(r.signs_from).getTime() <= at).at(-1) ?? live[0];
     if (current) return { key: current, ttlSeconds };
-    this.#signing.delete(appId);
-    return { key: await this.#firstKey(appId), ttlSeconds };
+    const first = await this.#firstKey(appId);
+    this.#forgetKeys(appId);
+    return { key: first, ttlSeconds };
   }
 
   /** The app's live key rows and token lifetime, read at most once per SIGNING_KEYS_TTL_MS; 404 without the app. */
   async #appKeys(appId: string): Promise<{ rows: KeyRow[]; ttlSeconds: number }> {
     const cached = this.#signing.get(appId);
     if (cached && cached.until > Date.now()) return cached;
+    const changes = this.#keysChanged;
     const rows = await this.orm.em.getConnection().execute<(KeyRow & { ttl: number })[]>(
       `select a.entitlement_token_ttl_seconds as ttl, k.*
          from app a
@@ -242,6 +257,7 @@ export class EntitlementTokensService {
       rows: rows.filter((r) => r.id !== null),
       ttlSeconds: rows[0].ttl,
     };
+    if (changes !== this.#keysChanged) return read;
     if (this.#signing.size >= 10_000) this.#signing.clear();
     this.#signing.set(appId, read);
     return read;
@@ -263,7 +279,8 @@ export class EntitlementTokensService {
     const { publicKey, privateKey } = await generateKeyPair(ENTITLEMENT_TOKEN_ALG, { extractable: true });
     const kid = newId('etk');
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ENTITLEMENT_TOKEN_ALG, use: 'sig' };
-    const sealed = this.secrets.seal(JSON.stringify(await exportJWK(privateKey)));
+    const privateJwk = await exportJWK(privateKey);
+    const sealed = this.secrets.seal(JSON.stringify(privateJwk));
     const [row] = await this.orm.em.getConnection().execute<KeyRow[]>(
       `insert into entitlement_signing_key (id, app_id, algorithm, public_jwk, private_key_sealed, created_at, signs_from)
        values (?, ?, ?, ?, ?, ?, ?)
@@ -272,19 +289,18 @@ export class EntitlementTokensService {
       'all',
       tx as never,
     );
-    this.#privateKeys.set(kid, Promise.resolve(privateKey));
+    this.#signers.set(kid, tokenSigner(kid, ENTITLEMENT_TOKEN_ALG, privateJwk));
     return row!;
   }
 
-  #privateKey(row: KeyRow): Promise<CryptoKey> {
-    let key = this.#privateKeys.get(row.id);
-    if (!key) {
-      key = importJWK(JSON.parse(this.secrets.open(row.private_key_sealed)) as JWK, row.algorithm).then(
-        (k) => k as CryptoKey,
-      );
-      key.catch(() => this.#privateKeys.delete(row.id));
-      this.#privateKeys.set(row.id, key);
+  #signer(row: KeyRow): TokenSigner {
+    let signer = this.#signers.get(row.id);
+    if (!signer) {
+      const privateJwk = JSON.parse(this.secrets.open(row.private_key_sealed)) as JWK;
+      signer = tokenSigner(row.id, row.algorithm as TokenAlgorithm, privateJwk);
+      if (this.#signers.size >= 10_000) this.#signers.clear();
+      this.#signers.set(row.id, signer);
     }
-    return key;
+    return signer;
   }
 }
