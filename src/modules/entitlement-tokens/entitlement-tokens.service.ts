@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import type { Clock } from '../../core/clock.js';
 import { NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -9,9 +9,8 @@ import type { AppsService } from '../apps/apps.service.js';
 import type { EntitlementsService } from '../entitlements/entitlements.service.js';
 import { billingContextOf } from '../subscriptions/billing-context.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
-import { signCompactJws, type TokenAlgorithm, type TokenSigner, tokenSigner } from './compact-jws.js';
 
-export const ENTITLEMENT_TOKEN_ALG: TokenAlgorithm = 'ES256';
+export const ENTITLEMENT_TOKEN_ALG = 'ES256';
 
 /**
  * How long a rotated-in key is published before it signs: at least the age `jose`'s remote key set
@@ -85,7 +84,7 @@ const LIVE_KEYS = `
  */
 export class EntitlementTokensService {
   /** Imported private keys by kid (a key row never changes its key material). */
-  readonly #signers = new Map<string, TokenSigner>();
+  readonly #privateKeys = new Map<string, Promise<CryptoKey>>();
   /** Per app: its live key rows and token lifetime as last read (see SIGNING_KEYS_TTL_MS). */
   readonly #signing = new Map<string, { until: number; rows: KeyRow[]; ttlSeconds: number }>();
   /** Moves whenever key rows change here, so a read begun before a change is not kept after it. */
@@ -133,14 +132,14 @@ export class EntitlementTokensService {
     }
     const subject =
       caller.kind === 'session' ? caller.customerId : (context.customerId ?? context.organizationId);
-    const token = await signCompactJws(this.#signer(key), {
-      iss: `${this.publicBaseUrl}/v1/apps/${appId}`,
-      aud: appId,
-      sub: subject,
-      ...claims,
-      iat,
-      exp,
-    });
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: key.algorithm, kid: key.id, typ: 'JWT' })
+      .setIssuer(`${this.publicBaseUrl}/v1/apps/${appId}`)
+      .setAudience(appId)
+      .setSubject(subject!)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(await this.#privateKey(key));
     return { token, expiresAt: new Date(exp * 1000), ev };
   }
 
@@ -205,7 +204,7 @@ export class EntitlementTokensService {
       [this.clock.now(), id, String(kid)],
     );
     if (!rows[0]) throw new NotFoundError('Signing key', String(kid));
-    this.#signers.delete(rows[0].id);
+    this.#privateKeys.delete(rows[0].id);
     this.#forgetKeys(id);
     return keyView(rows[0]);
   }
@@ -279,8 +278,7 @@ export class EntitlementTokensService {
     const { publicKey, privateKey } = await generateKeyPair(ENTITLEMENT_TOKEN_ALG, { extractable: true });
     const kid = newId('etk');
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ENTITLEMENT_TOKEN_ALG, use: 'sig' };
-    const privateJwk = await exportJWK(privateKey);
-    const sealed = this.secrets.seal(JSON.stringify(privateJwk));
+    const sealed = this.secrets.seal(JSON.stringify(await exportJWK(privateKey)));
     const [row] = await this.orm.em.getConnection().execute<KeyRow[]>(
       `insert into entitlement_signing_key (id, app_id, algorithm, public_jwk, private_key_sealed, created_at, signs_from)
        values (?, ?, ?, ?, ?, ?, ?)
@@ -289,18 +287,19 @@ export class EntitlementTokensService {
       'all',
       tx as never,
     );
-    this.#signers.set(kid, tokenSigner(kid, ENTITLEMENT_TOKEN_ALG, privateJwk));
+    this.#privateKeys.set(kid, Promise.resolve(privateKey));
     return row!;
   }
 
-  #signer(row: KeyRow): TokenSigner {
-    let signer = this.#signers.get(row.id);
-    if (!signer) {
-      const privateJwk = JSON.parse(this.secrets.open(row.private_key_sealed)) as JWK;
-      signer = tokenSigner(row.id, row.algorithm as TokenAlgorithm, privateJwk);
-      if (this.#signers.size >= 10_000) this.#signers.clear();
-      this.#signers.set(row.id, signer);
+  #privateKey(row: KeyRow): Promise<CryptoKey> {
+    let key = this.#privateKeys.get(row.id);
+    if (!key) {
+      key = importJWK(JSON.parse(this.secrets.open(row.private_key_sealed)) as JWK, row.algorithm).then(
+        (k) => k as CryptoKey,
+      );
+      key.catch(() => this.#privateKeys.delete(row.id));
+      this.#privateKeys.set(row.id, key);
     }
-    return signer;
+    return key;
   }
 }
