@@ -266,14 +266,16 @@ function noteOutageOfErrors(errors: readonly GraphQLError[], res: Response): voi
   }
 }
 
+const ENTITLEMENT_TOKEN_PATH = /^\/v1\/apps\/[^/]+\/auth\/entitlement-token$/;
+
 /**
  * A request none of whose writes is followed by a cached lookup that could depend on it: a `/v1` GET
- * (every one but the magic link's verify, a GET that signs in), and a consumption, which looks up its
- * credential, customer and entitlements first and then writes only the usage ledger, which no change
- * notice concerns.
+ * (every one but the magic link's verify, a GET that signs in); a consumption, which looks up its
+ * credential, customer and entitlements first and then writes only the usage ledger; and an entitlement
+ * token's issuance, which writes at most the app's first signing key. No change notice concerns those.
  */
 function sharesOneBarrier(req: Request): boolean {
-  if (req.method === 'POST') return req.path === '/v1/usage';
+  if (req.method === 'POST') return req.path === '/v1/usage' || ENTITLEMENT_TOKEN_PATH.test(req.path);
   return (
     (req.method === 'GET' || req.method === 'HEAD') &&
     req.path.startsWith('/v1/') &&
