@@ -581,6 +581,7 @@ describe('events', () => {
       ...edited.body.data.upsertPlan,
       stripePriceId: null,
       trialDays: 0,
+      seats: null,
       ev: expect.any(Number),
     });
     await upsert('Basic+'); // no change, no event
