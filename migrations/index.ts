@@ -15,6 +15,7 @@ import { Migration20261125181650 } from './Migration20261125181650.js';
 import { Migration20261125181833 } from './Migration20261125181833.js';
 import { Migration20261125181853 } from './Migration20261125181853.js';
 import { Migration20261125193133 } from './Migration20261125193133.js';
+import { Migration20261126141022 } from './Migration20261126141022.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -37,4 +38,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125181833', class: Migration20261125181833 },
   { name: 'Migration20261125181853', class: Migration20261125181853 },
   { name: 'Migration20261125193133', class: Migration20261125193133 },
+  { name: 'Migration20261126141022', class: Migration20261126141022 },
 ];

@@ -33,11 +33,16 @@ export interface MrrCoupon {
 /** Statuses whose subscriptions count towards MRR (Stripe's: `trialing`, `paused`, `unpaid` do not). */
 export const COUNTED_STATUSES: readonly string[] = ['active', 'past_due'];
 
-/** How a subscription's status counts in the subscription figures: paying, trialing, or neither. */
-export type StatusClass = 'active' | 'trialing' | 'none';
+/** How a subscription's status counts in the subscription figures: paying, trialing, ended, or none of these. */
+export type StatusClass = 'active' | 'trialing' | 'ended' | 'none';
 
-export function statusClass(status: string): StatusClass {
+/** Statuses after which a subscription can never run again. */
+export const ENDED_STATUSES: readonly string[] = ['canceled', 'incomplete_expired'];
+
+export function statusClass(status: string | null): StatusClass {
+  if (status === null) return 'none';
   if (COUNTED_STATUSES.includes(status)) return 'active';
+  if (ENDED_STATUSES.includes(status)) return 'ended';
   return status === 'trialing' ? 'trialing' : 'none';
 }
 

@@ -163,6 +163,7 @@ export class ProviderNotificationsService {
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
         events: this.events,
+        cause: 'checkout',
         existing: 'apply',
       });
       this.#imported(event, outcome, owner);
@@ -237,8 +238,9 @@ export class ProviderNotificationsService {
     // customer holds; read before the transaction so no lock is held across a network call.
     const buyer =
       tracking && 'email' in tracking.buyer ? await this.payments.retrieveCustomer(remote.customerId) : null;
+    const counted = await this.#withCoupons(remote);
     try {
-      return await this.#importNew(event, remote, tracking, buyer);
+      return await this.#importNew(event, counted, tracking, buyer);
     } catch (error) {
       if (error instanceof BuyerDeleted) return this.#buyerDeleted(event, remote, error);
       if (!(error instanceof RowAppeared)) throw error;
@@ -330,6 +332,7 @@ export class ProviderNotificationsService {
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
         events: this.events,
+        cause: 'notification',
         existing: 'leave',
       });
       if (outcome.kind === 'existing') throw new RowAppeared();
@@ -407,6 +410,8 @@ export class ProviderNotificationsService {
           return { applied: false };
         case 'same_second':
           return this.#underRowLock(event, remote);
+        case 'mrr_changes':
+          return this.#underRowLock(event, await this.#withCoupons(remote));
         case 'record_events':
           if (await this.events.applyProviderChange(this.orm.em, event, outcome.change)) {
             return { applied: true };
@@ -416,6 +421,21 @@ export class ProviderNotificationsService {
     // Changed under it every time (a storm of deliveries for one subscription): waiting for the row lock
     // is certain to make progress where another optimistic try is not.
     return this.#underRowLock(event, remote);
+  }
+
+  /**
+   * A notification's subscription with its coupons' terms, which its MRR needs and a notification gives by
+   * id only: read from Stripe (outside any transaction) when it has a discount.
+   */
+  async #withCoupons(remote: ProviderSubscription): Promise<ProviderSubscription> {
+    if (remote.discounts.every((d) => d.coupon !== null)) return remote;
+    const current = await this.payments.retrieveSubscription(remote.id);
+    if (!current) return remote;
+    const terms = new Map(current.discounts.map((d) => [d.id, d.coupon]));
+    return {
+      ...remote,
+      discounts: remote.discounts.map((d) => ({ id: d.id, coupon: terms.get(d.id) ?? null })),
+    };
   }
 
   /**
@@ -446,7 +466,7 @@ export class ProviderNotificationsService {
       // Loaded after the lock, not with it: a joined plan would be locked too, serialising every
       // subscription of the plan behind one row.
       await em.populate(subscription, ['plan']);
-      const change = await this.events.begin(em, ownerOf(subscription), subscription);
+      const change = await this.events.begin(em, ownerOf(subscription), subscription, 'notification');
       await applyProviderState(em, subscription, latest, event.created);
       await change.done(subscription);
       return { applied: true };
