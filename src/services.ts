@@ -5,6 +5,7 @@ import { connectionPool } from './db.js';
 import { ChangeFeed } from './infra/change-feed.js';
 import type { JobQueue } from './infra/job-queue.js';
 import type { Logger } from './infra/logger.js';
+import { AnalyticsService } from './modules/analytics/analytics.service.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
@@ -67,6 +68,8 @@ export interface Deps {
 export interface Services {
   /** Committed database changes (LISTEN/NOTIFY) that keep the in-process caches exact; closed at shutdown. */
   readonly changes: ChangeFeed;
+  /** Subscription analytics read from the MRR ledger. */
+  readonly analytics: AnalyticsService;
   readonly apps: AppsService;
   readonly checkout: CheckoutService;
   readonly coupons: CouponsService;
@@ -130,6 +133,7 @@ export function createServices(deps: Deps): Services {
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock, outboundEvents),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
+    analytics: new AnalyticsService(deps.orm),
     credentials: new CredentialsService(
       deps.orm,
       deps.clock,
