@@ -6,6 +6,7 @@ import { ChangeFeed } from './infra/change-feed.js';
 import type { JobQueue } from './infra/job-queue.js';
 import type { Logger } from './infra/logger.js';
 import { AnalyticsService } from './modules/analytics/analytics.service.js';
+import { MrrVerificationService } from './modules/analytics/mrr-verification.service.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
@@ -33,6 +34,7 @@ import { ProviderNotificationsService } from './modules/subscriptions/provider-n
 import { SubscriptionEvents } from './modules/subscriptions/subscription-events.js';
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
+import { SubscriptionMrrBackfillService } from './modules/subscriptions/subscription-mrr-backfill.service.js';
 import { SubscriptionReconcileService } from './modules/subscriptions/subscription-reconcile.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import { AddressGuard, type Resolver, systemResolver } from './modules/webhooks/address-guard.js';
@@ -70,6 +72,9 @@ export interface Services {
   readonly changes: ChangeFeed;
   /** Subscription analytics read from the MRR ledger. */
   readonly analytics: AnalyticsService;
+  /** The operator's checks of the MRR ledger: verify, repair, and the back-fill of older subscriptions. */
+  readonly mrrVerification: MrrVerificationService;
+  readonly mrrBackfill: SubscriptionMrrBackfillService;
   readonly apps: AppsService;
   readonly checkout: CheckoutService;
   readonly coupons: CouponsService;
@@ -134,6 +139,8 @@ export function createServices(deps: Deps): Services {
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
     analytics: new AnalyticsService(deps.orm),
+    mrrVerification: new MrrVerificationService(deps.orm),
+    mrrBackfill: new SubscriptionMrrBackfillService(deps.orm, deps.payments),
     credentials: new CredentialsService(
       deps.orm,
       deps.clock,

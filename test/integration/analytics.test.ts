@@ -1,8 +1,9 @@
 import type Stripe from 'stripe';
+import { AnalyticsFixtures, day, RANGE } from '../helpers/analytics-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { payOnHostedPage, sessionTokenFor, stripeFor } from '../helpers/stripe-fixtures.js';
+import { sessionTokenFor } from '../helpers/stripe-fixtures.js';
 
 /**
  * The MRR ledger and `GET /v1/analytics` / `analytics`, end to end: subscriptions bought through
@@ -15,124 +16,20 @@ let stripe: Stripe;
 
 beforeAll(async () => {
   server = await startTestServer();
-  stripe = stripeFor(server);
+  fx = new AnalyticsFixtures(server);
+  stripe = fx.stripe;
 });
 afterAll(async () => {
   await server.close();
 });
 
-const URLS = { successUrl: 'https://shop.example.com/ok', cancelUrl: 'https://shop.example.com/cancel' };
-const DAY_MS = 86_400_000;
-const day = (offset: number) => new Date(Date.now() + offset * DAY_MS).toISOString().slice(0, 10);
-/** Yesterday to tomorrow: the range holds today's movements even if the test runs across midnight. */
-const RANGE = () => ({ from: day(-1), to: day(1) });
-
-/** Every notification the emulator has to send, delivered (or given up). */
-const settled = () =>
-  eventually(() => (server.payments.emulator!.pendingDeliveries === 0 ? true : undefined), {
-    what: 'the emulator to deliver every notification',
-  });
-
-interface PriceTerms {
-  unitAmount: number;
-  interval?: 'day' | 'week' | 'month' | 'year';
-  intervalCount?: number;
-  currency?: string;
-  trialDays?: number;
-}
-
-/** A plan of the app at a new Stripe price. */
-async function plan(
-  appId: string,
-  id: string,
-  terms: PriceTerms,
-): Promise<{ priceId: string; productId: string }> {
-  const product = await stripe.products.create({ name: id });
-  const price = await stripe.prices.create({
-    product: product.id,
-    currency: terms.currency ?? 'usd',
-    unit_amount: terms.unitAmount,
-    recurring: { interval: terms.interval ?? 'month', interval_count: terms.intervalCount ?? 1 },
-  });
-  const res = await server.graphql(
-    `mutation($appId: ID!, $input: PlanInput!) { upsertPlan(appId: $appId, input: $input) { id } }`,
-    {
-      appId,
-      input: { id, name: id, stripePriceId: price.id, trialDays: terms.trialDays ?? 0, features: {} },
-    },
-    server.adminToken,
-  );
-  expect(res.body.errors).toBeUndefined();
-  return { priceId: price.id, productId: product.id };
-}
-
-async function customer(apiKey: string): Promise<string> {
-  const res = await server.http
-    .post('/v1/customers')
-    .set('authorization', `Bearer ${apiKey}`)
-    .send({ email: `buyer-${Math.random().toString(36).slice(2)}@example.com` });
-  expect(res.status).toBe(201);
-  return res.body.id;
-}
-
-/** Buys `planId` through Tollgate's checkout, pays it on the hosted page, waits for the subscription. */
-async function subscribe(
-  apiKey: string,
-  customerId: string,
-  planId: string,
-  extra: Record<string, unknown> = {},
-): Promise<{ id: string; stripeSubscriptionId: string }> {
-  const res = await server.http
-    .post('/v1/checkout/session')
-    .set('authorization', `Bearer ${apiKey}`)
-    .send({ customerId, planId, ...URLS, ...extra });
-  expect(res.status).toBe(200);
-  const paid = await payOnHostedPage(res.body.url);
-  expect(paid.status).toBe(303);
-  const subscription = await eventually(async () => {
-    const current = await server.http
-      .get(`/v1/subscriptions/current?customerId=${customerId}`)
-      .set('authorization', `Bearer ${apiKey}`);
-    return current.status === 200 ? current.body : undefined;
-  });
-  await settled();
-  const [row] = await sql<{ stripe_subscription_id: string }>(
-    'select stripe_subscription_id from subscription where id = ?',
-    [subscription.id],
-  );
-  return { id: subscription.id, stripeSubscriptionId: row!.stripe_subscription_id };
-}
-
-function sql<T>(text: string, params: unknown[]): Promise<T[]> {
-  return server.deps.orm.em.getConnection().execute<T[]>(text, params, 'all');
-}
-
-/** The app's movements in the order they were recorded. */
-async function movements(appId: string) {
-  const rows = await sql<{
-    kind: string | null;
-    cause: string;
-    mrr_before: string;
-    mrr_after: string;
-    converted: boolean;
-    backfilled: boolean;
-  }>(
-    `select kind, cause, mrr_before::text, mrr_after::text, converted, backfilled from mrr_movement
-      where app_id = ? order by occurred_at, id`,
-    [appId],
-  );
-  return rows.map((r) => ({
-    kind: r.kind,
-    cause: r.cause,
-    before: Number(r.mrr_before),
-    after: Number(r.mrr_after),
-    ...(r.converted ? { converted: true } : {}),
-  }));
-}
-
-function analytics(apiKey: string, query: Record<string, string>) {
-  return server.http.get('/v1/analytics').query(query).set('authorization', `Bearer ${apiKey}`);
-}
+let fx: AnalyticsFixtures;
+const plan = (...args: Parameters<AnalyticsFixtures['plan']>) => fx.plan(...args);
+const customer = (apiKey: string) => fx.customer(apiKey);
+const subscribe = (...args: Parameters<AnalyticsFixtures['subscribe']>) => fx.subscribe(...args);
+const movements = (appId: string) => fx.movements(appId);
+const analytics = (apiKey: string, query: Record<string, string>) => fx.analytics(apiKey, query);
+const settled = () => fx.settled();
 
 const lifecycle = (apiKey: string, id: string, action: string, body: object = {}) =>
   server.http.post(`/v1/subscriptions/${id}/${action}`).set('authorization', `Bearer ${apiKey}`).send(body);
