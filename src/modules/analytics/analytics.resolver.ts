@@ -29,4 +29,12 @@ export class AnalyticsResolver {
     const query = sentArgs({ from, to, interval, currency });
     return AnalyticsType.from(await this.analyticsService.getAnalytics(ctx.principal, query, { appId }));
   }
+
+  @Query(() => [String], { description: 'The currencies the app has MRR in, alphabetically' })
+  async analyticsCurrencies(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
+  ): Promise<string[]> {
+    return this.analyticsService.listCurrencies(ctx.principal, { appId });
+  }
 }

@@ -154,6 +154,18 @@ export class AnalyticsService {
     };
   }
 
+  /** The currencies the app has MRR movements in, alphabetically (for a currency picker). */
+  async listCurrencies(principal: Principal, scope?: AppScope): Promise<string[]> {
+    const { appId } = requireApiKey(await actingOnApp(this.orm.em, principal, scope));
+    const rows = await this.orm.em
+      .getConnection()
+      .execute<{ currency: string }[]>(
+        'select distinct currency from mrr_daily where app_id = ? order by currency',
+        [appId],
+      );
+    return rows.map((r) => r.currency);
+  }
+
   /** The app's one currency; null when it has none yet; several → 400 naming them. */
   async #onlyCurrency(
     appId: string,

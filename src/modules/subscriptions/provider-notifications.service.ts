@@ -66,6 +66,9 @@ class BuyerDeleted extends Error {
  * and however concurrently Stripe delivers it.
  */
 export class ProviderNotificationsService {
+  /** Per Stripe subscription, the end of the queue of its notifications that change its MRR. */
+  readonly #queues = new Map<string, Promise<void>>();
+
   constructor(
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
@@ -395,6 +398,7 @@ export class ProviderNotificationsService {
   async #subscriptionChanged(
     event: ProviderEvent,
     remote: ProviderSubscription,
+    queued = false,
   ): Promise<{ applied: boolean }> {
     // The common case (a newer event, or a duplicate) in one statement; for an app whose endpoints want to
     // hear of the change, a newer event in two (read it, then make it with its events, if the row has not
@@ -411,6 +415,11 @@ export class ProviderNotificationsService {
         case 'same_second':
           return this.#underRowLock(event, remote);
         case 'mrr_changes':
+          // Made in a transaction, which records its MRR movement. A storm of deliveries for one
+          // subscription queues here, holding no connection, rather than at the row lock, holding one
+          // each: when its turn comes, an event the first one made current takes the one-statement path.
+          if (!queued)
+            return this.#oneAtATime(remote.id, () => this.#subscriptionChanged(event, remote, true));
           return this.#underRowLock(event, await this.#withCoupons(remote));
         case 'record_events':
           if (await this.events.applyProviderChange(this.orm.em, event, outcome.change)) {
@@ -421,6 +430,22 @@ export class ProviderNotificationsService {
     // Changed under it every time (a storm of deliveries for one subscription): waiting for the row lock
     // is certain to make progress where another optimistic try is not.
     return this.#underRowLock(event, remote);
+  }
+
+  /** Runs `fn` after every earlier call for the same key (in this process) has settled. */
+  async #oneAtATime<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#queues.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.#queues.get(key) === tail) this.#queues.delete(key);
+    }
   }
 
   /**
