@@ -55,7 +55,11 @@ export function ownerOf(subscription: Subscription): BillingContext {
  * When the app has no endpoint taking these types, nothing is read or written beyond that one check.
  */
 export class SubscriptionEvents {
-  constructor(private readonly events: OutboundEvents) {}
+  constructor(
+    private readonly events: OutboundEvents,
+    /** Off only to measure what recording costs (bench/analytics.js); every running Tollgate records. */
+    private readonly options: { readonly recordMovements?: boolean } = {},
+  ) {}
 
   /**
    * Call before changing `before` (null: a subscription about to be created for `owner`); `cause` names
@@ -74,6 +78,7 @@ export class SubscriptionEvents {
     return {
       done: async (after) => {
         await events.done(after);
+        if (this.options.recordMovements === false) return;
         await recordMrrChange(em, {
           appId: owner.appId,
           subscriptionId: after.id,
