@@ -13,11 +13,11 @@
  *      p50 < 200 ms, by month p50 < 50 ms);
  *   3. measures a plan change (`changeSubscriptionPlan`: the Stripe calls to the emulator, the row, its
  *      outbound events) on subscriptions made at the emulator, interleaved A/B: A as Tollgate runs it,
- *      recording its movement; B the same service with recording off. Reports the medians and A's
- *      overhead (target < 10 %).
+ *      recording its movement; B the same service with recording off. Reports the medians and the
+ *      median of the paired differences relative to B's median (target < 10 %).
  * Exit code 1 when a target is missed.
  *
- *   node bench/analytics.js    # BENCH_SUBSCRIPTIONS=100000 BENCH_QUERIES=30 BENCH_PLAN_CHANGES=60
+ *   node bench/analytics.js    # BENCH_SUBSCRIPTIONS=100000 BENCH_QUERIES=30 BENCH_PLAN_CHANGES=100
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -28,7 +28,7 @@ import { dist, withScratchDatabase } from './support.js';
 
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 100_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
-const PLAN_CHANGES = Number(process.env.BENCH_PLAN_CHANGES ?? 60);
+const PLAN_CHANGES = Number(process.env.BENCH_PLAN_CHANGES ?? 100);
 const DAY_MS = 86_400_000;
 
 const isoDay = (ms) => new Date(ms).toISOString().slice(0, 10);
@@ -55,6 +55,9 @@ await withScratchDatabase('tollgate_bench_analytics', async (url) => {
     LOG_LEVEL: 'silent',
     STRIPE_EMULATOR_PORT: '0',
     STRIPE_RECONCILE_INTERVAL_MINUTES: '0',
+    // The seed's set-based statements take longer than a request may: bounds for the seed, not the reads.
+    DATABASE_QUERY_TIMEOUT_MS: '600000',
+    DATABASE_STATEMENT_TIMEOUT_MS: '590000',
   });
   const server = await startServer(config, { seedDemo: false, logger: createLogger('silent') });
   const failures = [];
@@ -215,9 +218,14 @@ await withScratchDatabase('tollgate_bench_analytics', async (url) => {
     ]);
     const medianA = percentile(a, 50);
     const medianB = percentile(b, 50);
-    const overhead = (medianA / medianB - 1) * 100;
+    // Each A beside its B: the median of the pairs' differences is what drift on a busy machine moves least.
+    const pairedDifference = percentile(
+      a.map((ms, i) => ms - b[i]),
+      50,
+    );
+    const overhead = (pairedDifference / medianB) * 100;
     console.log(
-      `plan change, ${PLAN_CHANGES} each, interleaved: recording p50 ${round(medianA)} ms, without p50 ${round(medianB)} ms → ${overhead.toFixed(1)} % (target < 10 %); movements recorded ${after - before} (A's ${PLAN_CHANGES} + warm-up 3)`,
+      `plan change, ${PLAN_CHANGES} each, interleaved: recording p50 ${round(medianA)} ms, without p50 ${round(medianB)} ms; median paired difference ${round(pairedDifference)} ms → ${overhead.toFixed(1)} % (target < 10 %; medians alone: ${((medianA / medianB - 1) * 100).toFixed(1)} %); movements recorded ${after - before} (A's ${PLAN_CHANGES} + warm-up 3)`,
     );
     if (!(overhead < 10)) failures.push(`recording adds ${overhead.toFixed(1)} % to a plan change`);
     if (after - before !== PLAN_CHANGES + 3)
@@ -258,7 +266,7 @@ async function seed(sql, appId) {
   // i: its number; start: the day it started; price: its plan's monthly amount.
   const base = `select i, 'cus_bench_' || i as customer_id, 'sub_bench_' || i as subscription_id,
       (array['basic', 'pro', 'team'])[1 + i % 3] as plan, (array[1000, 3000, 9900])[1 + i % 3] as price,
-      date_trunc('day', now()) - ((i * 7919) % 365) * interval '1 day' + (i % 86400) * interval '1 second' as start
+      date_trunc('day', now()) - (1 + (i * 7919) % 364) * interval '1 day' + (i % 86400) * interval '1 second' as start
     from generate_series(1, ${Number(SUBSCRIPTIONS)}) as i`;
   // Each subscription's movements, then its state now from them.
   await sql(

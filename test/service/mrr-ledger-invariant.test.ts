@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { ApiKeyPrincipal } from '../../src/core/principal.js';
 import { type CountedState, recordMrrChange } from '../../src/modules/analytics/mrr-ledger.js';
 import type { MovementCause } from '../../src/modules/analytics/mrr-movement.entity.js';
+import { movementKind, movementKindSql } from '../../src/modules/analytics/mrr-rules.js';
 import { type ServiceCore, startServices } from '../helpers/services.js';
 
 /**
@@ -143,4 +144,23 @@ describe('the MRR ledger invariant', () => {
       { numRuns: 25 },
     );
   }, 120_000);
+
+  it('judges kinds in SQL exactly as the rules module does', async () => {
+    const amounts = [0, 1, 100, 250];
+    for (const before of amounts)
+      for (const after of amounts)
+        for (const counted of [false, true]) {
+          const [row] = await core.deps.orm.em.getConnection().execute<{ kind: string | null }[]>(
+            `select ${movementKindSql('t.b', 't.a', 't.c')} as kind
+                 from (select ?::bigint as b, ?::bigint as a, ?::boolean as c) t`,
+            [before, after, counted],
+          );
+          expect([before, after, counted, row!.kind]).toEqual([
+            before,
+            after,
+            counted,
+            movementKind(before, after, counted),
+          ]);
+        }
+  });
 });

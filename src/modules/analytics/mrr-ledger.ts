@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { newId } from '../../core/ids.js';
 import type { MovementCause } from './mrr-movement.entity.js';
-import { movementKind, statusClass } from './mrr-rules.js';
+import { movementKindSql, statusClass } from './mrr-rules.js';
 
 /** How a subscription counted, before or after a change. */
 export interface CountedState {
@@ -71,23 +71,11 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
     SUBJECT_LEDGER_LOCK,
     `${change.appId}/${subjectId}`,
   ]);
-  const [subject] = await run<{ mrr: string; counted: boolean; started: boolean }>(
-    `select coalesce(sum(m.mrr_after - m.mrr_before), 0)::text as mrr,
-            coalesce(bool_or(m.kind is not null), false) as counted,
-            coalesce(bool_or(m.started and m.subscription_id = ?), false) as started
-       from mrr_movement m where m.app_id = ? and m.subject_id = ? and m.currency = ?`,
-    [change.subscriptionId, change.appId, subjectId, currency],
-  );
-  const subjectBefore = Number(subject!.mrr);
-  const subjectAfter = subjectBefore + after.amount - before.amount;
-  const kind = movementKind(subjectBefore, subjectAfter, subject!.counted);
   const running = (c: string) => c === 'active' || c === 'trialing';
-  const started = !subject!.started && !running(classBefore) && running(classAfter);
   const ended = classAfter === 'ended' && classBefore !== 'ended';
   const converted = classBefore === 'trialing' && classAfter === 'active';
   const activeDelta = Number(after.amount > 0) - Number(before.amount > 0);
   const trialingDelta = Number(classAfter === 'trialing') - Number(classBefore === 'trialing');
-  const movementId = newId('mrr');
   const planBefore = before.planId ?? after.planId;
   const delta = after.amount - before.amount;
   // The day's totals: all of the movement on its plan after, except that a move between plans takes
@@ -99,6 +87,7 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
       mrr: moved ? after.amount : delta,
       active: moved ? Number(after.amount > 0) : activeDelta,
       trialing: moved ? Number(classAfter === 'trialing') : trialingDelta,
+      first: true,
     },
     ...(moved
       ? [
@@ -107,35 +96,76 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
             mrr: -before.amount,
             active: -Number(before.amount > 0),
             trialing: -Number(classBefore === 'trialing'),
+            first: false,
           },
         ]
       : []),
   ];
-  const amounts = {
-    new: kind === 'new' ? delta : 0,
-    expansion: kind === 'expansion' ? delta : 0,
-    contraction: kind === 'contraction' ? -delta : 0,
-    churn: kind === 'churn' ? -delta : 0,
-    reactivation: kind === 'reactivation' ? delta : 0,
+  const values = {
+    id: newId('mrr'),
+    app: change.appId,
+    subscription: change.subscriptionId,
+    subject: subjectId,
+    customer: change.customerId,
+    organization: change.organizationId,
+    plan: after.planId,
+    planBefore: before.planId,
+    currency,
+    before: before.amount,
+    after: after.amount,
+    delta,
+    cause: change.cause,
+    statusBefore: before.status,
+    statusAfter: after.status,
+    mayStart: !running(classBefore) && running(classAfter),
+    ended,
+    converted,
+    backfilled: change.cause === 'backfill' || change.cause === 'repair',
+    at: change.occurredAt?.toISOString() ?? null,
+    byPlan,
   };
+  // Read after the lock (a statement of its own: its snapshot sees every movement committed before),
+  // the subject's MRR in the currency and whether it ever had MRR judge the kind; the movement and its
+  // day's totals are written in the same statement.
   await run(
-    `with m as (
+    `with v as (select ?::jsonb as j),
+     subject as (
+       select coalesce(sum(m.mrr_after - m.mrr_before), 0) as mrr,
+              coalesce(bool_or(m.kind is not null), false) as counted,
+              coalesce(bool_or(m.started and m.subscription_id = v.j->>'subscription'), false) as started
+         from v left join mrr_movement m
+           on m.app_id = v.j->>'app' and m.subject_id = v.j->>'subject' and m.currency = v.j->>'currency'
+        group by v.j
+     ), k as (
+       select s.mrr as subject_before, s.mrr + (v.j->>'delta')::bigint as subject_after,
+              ${movementKindSql('s.mrr', "s.mrr + (v.j->>'delta')::bigint", 's.counted')} as kind,
+              (v.j->>'mayStart')::boolean and not s.started as started
+         from subject s, v
+     ), m as (
        insert into mrr_movement (id, app_id, subscription_id, subject_id, customer_id, organization_id, plan_id,
                                  plan_before_id, currency, mrr_before, mrr_after, subject_mrr_before,
                                  subject_mrr_after, kind, cause, status_before, status_after, started, ended,
                                  converted, backfilled, occurred_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?::timestamptz, now()))
-       returning app_id, currency, (occurred_at at time zone 'UTC')::date as day
+       select j->>'id', j->>'app', j->>'subscription', j->>'subject', j->>'customer', j->>'organization', j->>'plan',
+              j->>'planBefore', j->>'currency', (j->>'before')::bigint, (j->>'after')::bigint, k.subject_before,
+              k.subject_after, k.kind, j->>'cause', j->>'statusBefore', j->>'statusAfter', k.started,
+              (j->>'ended')::boolean, (j->>'converted')::boolean, (j->>'backfilled')::boolean,
+              coalesce((j->>'at')::timestamptz, now())
+         from v, k
+       returning app_id, currency, (occurred_at at time zone 'UTC')::date as day, kind, started, ended, converted,
+                 mrr_after - mrr_before as delta
      )
      insert into mrr_daily as d (app_id, currency, day, plan_id, mrr_delta, active_delta, trialing_delta, new_mrr,
                                  expansion_mrr, contraction_mrr, churned_mrr, reactivation_mrr,
                                  new_subscriptions, canceled_subscriptions, trial_conversions)
      select m.app_id, m.currency, m.day, p.plan, p.mrr, p.active, p.trialing,
-            case when p.first then ?::bigint else 0 end, case when p.first then ?::bigint else 0 end,
-            case when p.first then ?::bigint else 0 end, case when p.first then ?::bigint else 0 end,
-            case when p.first then ?::bigint else 0 end, case when p.first then ?::int else 0 end,
-            case when p.first then ?::int else 0 end, case when p.first then ?::int else 0 end
-       from m, jsonb_to_recordset(?::jsonb) as p(plan text, mrr bigint, active int, trialing int, first boolean)
+            case when p.first and m.kind = 'new' then m.delta else 0 end,
+            case when p.first and m.kind = 'expansion' then m.delta else 0 end,
+            case when p.first and m.kind = 'contraction' then -m.delta else 0 end,
+            case when p.first and m.kind = 'churn' then -m.delta else 0 end,
+            case when p.first and m.kind = 'reactivation' then m.delta else 0 end,
+            (p.first and m.started)::int, (p.first and m.ended)::int, (p.first and m.converted)::int
+       from m, v, jsonb_to_recordset(v.j->'byPlan') as p(plan text, mrr bigint, active int, trialing int, first boolean)
      on conflict (app_id, currency, day, plan_id) do update set
        mrr_delta = d.mrr_delta + excluded.mrr_delta,
        active_delta = d.active_delta + excluded.active_delta,
@@ -148,38 +178,6 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
        new_subscriptions = d.new_subscriptions + excluded.new_subscriptions,
        canceled_subscriptions = d.canceled_subscriptions + excluded.canceled_subscriptions,
        trial_conversions = d.trial_conversions + excluded.trial_conversions`,
-    [
-      movementId,
-      change.appId,
-      change.subscriptionId,
-      subjectId,
-      change.customerId,
-      change.organizationId,
-      after.planId,
-      before.planId,
-      currency,
-      before.amount,
-      after.amount,
-      subjectBefore,
-      subjectAfter,
-      kind,
-      change.cause,
-      before.status,
-      after.status,
-      started,
-      ended,
-      converted,
-      change.cause === 'backfill' || change.cause === 'repair',
-      change.occurredAt?.toISOString() ?? null,
-      amounts.new,
-      amounts.expansion,
-      amounts.contraction,
-      amounts.churn,
-      amounts.reactivation,
-      Number(started),
-      Number(ended),
-      Number(converted),
-      JSON.stringify(byPlan.map((p, i) => ({ ...p, first: i === 0 }))),
-    ],
+    [JSON.stringify(values)],
   );
 }

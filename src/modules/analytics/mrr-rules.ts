@@ -135,6 +135,19 @@ export function movementKind(before: number, after: number, countedBefore: boole
   return after > before ? 'expansion' : 'contraction';
 }
 
+/**
+ * `movementKind` as a SQL expression over SQL expressions (the ledger judges the kind in the statement
+ * that records the movement, after reading the subject's MRR); test/service/mrr-ledger-invariant.test.ts
+ * checks that the two agree.
+ */
+export function movementKindSql(before: string, after: string, countedBefore: string): string {
+  return `(case when (${before}) = (${after}) then null
+                when (${before}) = 0 then case when (${countedBefore}) then 'reactivation' else 'new' end
+                when (${after}) = 0 then 'churn'
+                when (${after}) > (${before}) then 'expansion'
+                else 'contraction' end)`;
+}
+
 /** The definitions, as every analytics answer states them. */
 export const MRR_DEFINITIONS = {
   mrr: 'The sum, per currency, of the monthly-normalised amounts of subscriptions that are active or past_due: each licensed item normalised to a month (yearly ÷ 12, weekly × 52 ÷ 12, daily × 365 ÷ 12, interval counts honoured), quantity multiplied, rounded half-up per item to the smallest currency unit; trials, paused, unpaid and ended subscriptions, zero prices, metered usage and tax excluded; only coupons with duration forever reduce it.',
