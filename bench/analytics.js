@@ -230,6 +230,25 @@ await withScratchDatabase('tollgate_bench_analytics', async (url) => {
     if (!(overhead < 10)) failures.push(`recording adds ${overhead.toFixed(1)} % to a plan change`);
     if (after - before !== PLAN_CHANGES + 3)
       failures.push(`expected ${PLAN_CHANGES + 3} plan-change movements, got ${after - before}`);
+    // The recording alone, for scale: one movement in a transaction of its own.
+    const { recordMrrChange } = await import(dist('modules/analytics/mrr-ledger.js'));
+    const alone = [];
+    for (let i = 0; i < PLAN_CHANGES; i++) {
+      const t = performance.now();
+      await server.deps.orm.em.fork().transactional((em) =>
+        recordMrrChange(em, {
+          appId,
+          subscriptionId: `sub_bench_${1 + (i % 1000)}`,
+          customerId: `cus_bench_${1 + (i % 1000)}`,
+          organizationId: null,
+          before: { amount: 1000 + i, currency: 'usd', status: 'active', planId: 'basic' },
+          after: { amount: 1001 + i, currency: 'usd', status: 'active', planId: 'basic' },
+          cause: 'repair',
+        }),
+      );
+      alone.push(performance.now() - t);
+    }
+    console.log(`recording alone (a transaction with one movement): p50 ${round(percentile(alone, 50))} ms`);
     console.log(
       `load average after: ${loadavg()
         .map((l) => l.toFixed(2))

@@ -130,12 +130,13 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
   await run(
     `with v as (select ?::jsonb as j),
      subject as (
+       -- Its values as sub-selects (run once, before the scan): the subject's movements are found by index.
        select coalesce(sum(m.mrr_after - m.mrr_before), 0) as mrr,
               coalesce(bool_or(m.kind is not null), false) as counted,
-              coalesce(bool_or(m.started and m.subscription_id = v.j->>'subscription'), false) as started
-         from v left join mrr_movement m
-           on m.app_id = v.j->>'app' and m.subject_id = v.j->>'subject' and m.currency = v.j->>'currency'
-        group by v.j
+              coalesce(bool_or(m.started and m.subscription_id = (select j->>'subscription' from v)), false) as started
+         from mrr_movement m
+        where m.app_id = (select j->>'app' from v) and m.subject_id = (select j->>'subject' from v)
+          and m.currency = (select j->>'currency' from v)
      ), k as (
        select s.mrr as subject_before, s.mrr + (v.j->>'delta')::bigint as subject_after,
               ${movementKindSql('s.mrr', "s.mrr + (v.j->>'delta')::bigint", 's.counted')} as kind,
