@@ -3,7 +3,7 @@ import { AnalyticsFixtures, day, RANGE } from '../helpers/analytics-fixtures.js'
 import { eventually } from '../helpers/eventually.js';
 import { expectOpenApiResponse } from '../helpers/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { sessionTokenFor } from '../helpers/stripe-fixtures.js';
+import { payOnHostedPage, sessionTokenFor } from '../helpers/stripe-fixtures.js';
 
 /**
  * The MRR ledger and `GET /v1/analytics` / `analytics`, end to end: subscriptions bought through
@@ -238,6 +238,45 @@ describe('the MRR ledger', () => {
       newSubscriptions: 1,
       canceledSubscriptions: 1,
     });
+  });
+});
+
+describe('the MRR ledger for organizations', () => {
+  it("records an organization's subscription as the organization's movements, not its owner's", async () => {
+    const { appId, apiKey } = await server.createApp({ organizationsEnabled: true });
+    await plan(appId, 'team', { unitAmount: 5_000 });
+    const owner = await customer(apiKey);
+    const created = await server.graphql(
+      'mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { id } }',
+      { input: { name: 'Acme', ownerCustomerId: owner } },
+      apiKey,
+    );
+    expect(created.body.errors).toBeUndefined();
+    const organizationId = created.body.data.createOrganization.id;
+    const res = await server.http
+      .post('/v1/checkout/session')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({
+        organizationId,
+        planId: 'team',
+        successUrl: 'https://shop.example.com/ok',
+        cancelUrl: 'https://shop.example.com/cancel',
+      });
+    expect(res.status).toBe(200);
+    expect((await payOnHostedPage(res.body.url)).status).toBe(303);
+    await eventually(async () => ((await movements(appId)).length === 1 ? true : undefined), {
+      what: "the organization's subscription to be recorded",
+    });
+    await settled();
+    const rows = await fx.sql<{
+      subject_id: string;
+      customer_id: string | null;
+      organization_id: string | null;
+    }>('select subject_id, customer_id, organization_id from mrr_movement where app_id = ?', [appId]);
+    expect(rows).toEqual([
+      { subject_id: organizationId, customer_id: null, organization_id: organizationId },
+    ]);
+    expect(await movements(appId)).toEqual([{ kind: 'new', cause: BOUGHT, before: 0, after: 5_000 }]);
   });
 });
 
