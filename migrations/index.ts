@@ -17,6 +17,7 @@ import { Migration20261125181853 } from './Migration20261125181853.js';
 import { Migration20261125193133 } from './Migration20261125193133.js';
 import { Migration20261126140711 } from './Migration20261126140711.js';
 import { Migration20261126141000 } from './Migration20261126141000.js';
+import { Migration20261126141022 } from './Migration20261126141022.js';
 import { Migration20261126141535 } from './Migration20261126141535.js';
 
 /**
@@ -42,5 +43,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125193133', class: Migration20261125193133 },
   { name: 'Migration20261126140711', class: Migration20261126140711 },
   { name: 'Migration20261126141000', class: Migration20261126141000 },
+  { name: 'Migration20261126141022', class: Migration20261126141022 },
   { name: 'Migration20261126141535', class: Migration20261126141535 },
 ];

@@ -276,6 +276,28 @@ export async function sync(options: { app: string }): Promise<void> {
   );
 }
 
+/**
+ * `analytics verify`: the MRR ledger against what each subscription counts for now, as JSON; with
+ * `repair`, the differences closed by correcting movements. Exits 1 when differences remain.
+ */
+export async function analyticsVerify(options: { app?: string; repair?: boolean }): Promise<void> {
+  const report = await withDatabase((services) =>
+    services.mrrVerification.verify(ADMIN, { appId: options.app, repair: options.repair === true }),
+  );
+  printJson(report);
+  if (!options.repair && report.differences.length > 0) {
+    process.stderr.write(
+      `tollgate: ${report.differences.length} difference(s) in the MRR ledger; run again with --repair to close them\n`,
+    );
+    process.exitCode = 1;
+  }
+}
+
+/** `analytics backfill`: counts the subscriptions older than the MRR ledger, reading them from Stripe. */
+export async function analyticsBackfill(options: { app?: string }): Promise<void> {
+  printJson(await withDatabase((services) => services.mrrBackfill.backfill(ADMIN, { appId: options.app })));
+}
+
 /** `stripe-emulator`: the emulator as its own process, for a Tollgate started with STRIPE_API_BASE. */
 export async function stripeEmulator(options: EmulatorOptions): Promise<void> {
   const config = loadConfig();

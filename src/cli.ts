@@ -145,6 +145,33 @@ ${example('DATABASE_URL=postgres://postgres@127.0.0.1:5432/tollgate tollgate db 
     .addHelpText('after', example('tollgate sync --app app_0123456789abcdef'))
     .action(async (options: { app: string }) => (await commands()).sync(options));
 
+  const analytics = program
+    .command('analytics')
+    .description('check the MRR ledger behind the subscription analytics')
+    .usage('<command> [options]');
+  analytics
+    .command('verify')
+    .description(
+      "compare each subscription's MRR movements with what it counts for now and list the differences as JSON (exit 1 when some remain)",
+    )
+    .option('--app <appId>', 'only this app (default: every app)')
+    .option('--repair', 'append correcting movements for the differences (history is never rewritten)')
+    .addHelpText(
+      'after',
+      example('tollgate analytics verify', 'tollgate analytics verify --app app_0123456789abcdef --repair'),
+    )
+    .action(async (options: { app?: string; repair?: boolean }) =>
+      (await commands()).analyticsVerify(options),
+    );
+  analytics
+    .command('backfill')
+    .description(
+      "count the subscriptions made before the MRR ledger existed (read from Stripe): one back-filled movement at each one's start; prints what it did as JSON",
+    )
+    .option('--app <appId>', 'only this app (default: every app)')
+    .addHelpText('after', example('tollgate analytics backfill'))
+    .action(async (options: { app?: string }) => (await commands()).analyticsBackfill(options));
+
   program
     .command('stripe-emulator')
     .description('run the bundled Stripe emulator on its own, for a Tollgate started with STRIPE_API_BASE')

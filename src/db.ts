@@ -5,6 +5,7 @@ import { defineConfig, type EntityManager, MikroORM, type Options } from '@mikro
 import pg from 'pg';
 import { migrationsList } from '../migrations/index.js';
 import type { DatabaseTimeouts } from './config.js';
+import { MrrDaily, MrrMovement } from './modules/analytics/mrr-movement.entity.js';
 import { ApiKey } from './modules/apps/api-key.entity.js';
 import { App } from './modules/apps/app.entity.js';
 import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
@@ -49,6 +50,8 @@ export const ENTITIES = [
   UsageRecord,
   OpenCheckout,
   EntitlementSigningKey,
+  MrrMovement,
+  MrrDaily,
 ];
 
 export type Orm = MikroORM;

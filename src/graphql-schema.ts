@@ -1,6 +1,7 @@
 import type { GraphQLSchema } from 'graphql';
 import { buildSchema, type ClassType, type ContainerType, type NonEmptyArray } from 'type-graphql';
 import type { GraphQLContext } from './graphql/context.js';
+import { AnalyticsResolver } from './modules/analytics/analytics.resolver.js';
 import { AppsResolver } from './modules/apps/apps.resolver.js';
 import { AuthResolver } from './modules/auth/auth.resolver.js';
 import { BillingPortalResolver } from './modules/billing-portal/billing-portal.resolver.js';
@@ -43,6 +44,7 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   WebhooksResolver,
   BillingPortalResolver,
   SubscriptionReconcileResolver,
+  AnalyticsResolver,
 ];
 
 /**
@@ -69,6 +71,7 @@ export function createResolverContainer(services: Services): ContainerType {
     [WebhooksResolver, new WebhooksResolver(services.webhooks)],
     [BillingPortalResolver, new BillingPortalResolver(services.billingPortal)],
     [SubscriptionReconcileResolver, new SubscriptionReconcileResolver(services.subscriptionReconcile)],
+    [AnalyticsResolver, new AnalyticsResolver(services.analytics)],
     [FieldRateLimiter, new FieldRateLimiter(services.rateLimits)],
   ]);
   return {

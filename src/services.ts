@@ -5,6 +5,8 @@ import { connectionPool } from './db.js';
 import { ChangeFeed } from './infra/change-feed.js';
 import type { JobQueue } from './infra/job-queue.js';
 import type { Logger } from './infra/logger.js';
+import { AnalyticsService } from './modules/analytics/analytics.service.js';
+import { MrrVerificationService } from './modules/analytics/mrr-verification.service.js';
 import { AppsService } from './modules/apps/apps.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
@@ -34,6 +36,7 @@ import { ProviderNotificationsService } from './modules/subscriptions/provider-n
 import { SubscriptionEvents } from './modules/subscriptions/subscription-events.js';
 import { SubscriptionHistoryService } from './modules/subscriptions/subscription-history.service.js';
 import { SubscriptionLifecycleService } from './modules/subscriptions/subscription-lifecycle.service.js';
+import { SubscriptionMrrBackfillService } from './modules/subscriptions/subscription-mrr-backfill.service.js';
 import { SubscriptionReconcileService } from './modules/subscriptions/subscription-reconcile.service.js';
 import { SubscriptionsService } from './modules/subscriptions/subscriptions.service.js';
 import { AddressGuard, type Resolver, systemResolver } from './modules/webhooks/address-guard.js';
@@ -69,6 +72,11 @@ export interface Deps {
 export interface Services {
   /** Committed database changes (LISTEN/NOTIFY) that keep the in-process caches exact; closed at shutdown. */
   readonly changes: ChangeFeed;
+  /** Subscription analytics read from the MRR ledger. */
+  readonly analytics: AnalyticsService;
+  /** The operator's checks of the MRR ledger: verify, repair, and the back-fill of older subscriptions. */
+  readonly mrrVerification: MrrVerificationService;
+  readonly mrrBackfill: SubscriptionMrrBackfillService;
   readonly apps: AppsService;
   readonly checkout: CheckoutService;
   readonly coupons: CouponsService;
@@ -148,6 +156,9 @@ export function createServices(deps: Deps): Services {
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock, outboundEvents),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
+    analytics: new AnalyticsService(deps.orm),
+    mrrVerification: new MrrVerificationService(deps.orm),
+    mrrBackfill: new SubscriptionMrrBackfillService(deps.orm, deps.payments),
     credentials: new CredentialsService(
       deps.orm,
       deps.clock,

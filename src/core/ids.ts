@@ -14,6 +14,7 @@ export type IdPrefix =
   | 'mlt'
   | 'pln'
   | 'sub'
+  | 'mrr'
   | 'org'
   | 'mem'
   | 'we'

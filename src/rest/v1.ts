@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
+import { analyticsRouter } from '../modules/analytics/analytics.rest.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { billingPortalRouter } from '../modules/billing-portal/billing-portal.rest.js';
 import { checkoutRouter } from '../modules/checkout/checkout.rest.js';
@@ -40,6 +41,7 @@ export function v1Router(services: Services): Router {
     webhooksRouter(services.webhooks),
     billingPortalRouter(services.billingPortal),
     subscriptionReconcileRouter(services.subscriptionReconcile),
+    analyticsRouter(services.analytics),
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');

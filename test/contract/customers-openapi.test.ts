@@ -91,6 +91,8 @@ describe('schema/openapi.yaml', () => {
         'GET /v1/credit-grants',
         'POST /v1/credit-grants/{id}/void',
         'GET /v1/balances',
+        // Subscription analytics (Tollgate's choice).
+        'GET /v1/analytics',
         // Entitlement tokens (Tollgate's choices).
         'POST /v1/apps/{appId}/auth/entitlement-token',
         'GET /v1/apps/{appId}/.well-known/jwks.json',

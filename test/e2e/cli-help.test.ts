@@ -117,6 +117,9 @@ net.Socket.prototype.connect = function () {
       'plans',
       'plans upsert',
       'sync',
+      'analytics',
+      'analytics verify',
+      'analytics backfill',
       'stripe-emulator',
     ]);
   });

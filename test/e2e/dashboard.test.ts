@@ -716,7 +716,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     const settings = page.getByRole('region', { name: 'Settings' });
     await containsText(settings, 'Magic-link expiry (minutes) 21');
     await hasCount(page.getByRole('button', { name: 'Save settings' }), 0);
-    await hasCount(page.getByRole('navigation', { name: 'App sections' }).getByRole('link'), 4);
+    await hasCount(page.getByRole('navigation', { name: 'App sections' }).getByRole('link'), 5);
     await hasCount(page.getByRole('link', { name: 'API keys' }), 0);
     await page.getByLabel('URL to test').fill('https://app.example.com/auth/cb');
     await page.getByRole('button', { name: 'Test', exact: true }).click();

@@ -547,6 +547,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * MRR, subscription counts and MRR movements per period
+         * @description Tollgate's choice. Periods of `[from, to]` (UTC dates, both inclusive): days, ISO weeks (from
+         *     Monday) or calendar months, the first and last cut to the range. A period's `mrr` and counts are at
+         *     its end, its movements within it; `byPlan` is at the range's end. Amounts are integers in the
+         *     currency's smallest unit; churned and contraction MRR are positive amounts. Each currency is
+         *     reported on its own: `currency` is required only when the app has MRR in several (else 400 naming
+         *     them); `currency` is null in the answer while the app has none. At most 1200 periods.
+         */
+        get: operations["getAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/checkout/session": {
         parameters: {
             query?: never;
@@ -1265,6 +1290,56 @@ export interface components {
              * @description The period's end; `null` for a feature that never resets.
              */
             resetsAt: string | null;
+        };
+        /** @description MRR movements and subscription events of a period or a range. */
+        AnalyticsTotals: {
+            newMrr: number;
+            expansionMrr: number;
+            contractionMrr: number;
+            churnedMrr: number;
+            reactivationMrr: number;
+            newSubscriptions: number;
+            canceledSubscriptions: number;
+            trialConversions: number;
+        };
+        AnalyticsPeriod: {
+            /**
+             * Format: date
+             * @description The period's first day in the range.
+             */
+            start: string;
+            /** @description At the period's end. */
+            mrr: number;
+            /** @description Counting towards MRR at the period's end. */
+            activeSubscriptions: number;
+            /** @description Trialing at the period's end. */
+            trialingSubscriptions: number;
+            newMrr: number;
+            expansionMrr: number;
+            contractionMrr: number;
+            churnedMrr: number;
+            reactivationMrr: number;
+            newSubscriptions: number;
+            canceledSubscriptions: number;
+            trialConversions: number;
+        };
+        Analytics: {
+            /** @description Lower case; null while the app has no MRR. */
+            currency: string | null;
+            /** @enum {string} */
+            interval: "day" | "week" | "month";
+            periods: components["schemas"]["AnalyticsPeriod"][];
+            totals: components["schemas"]["AnalyticsTotals"];
+            /** @description At the range's end: plans with MRR or subscriptions counting towards it, most MRR first. */
+            byPlan: {
+                planId: string;
+                mrr: number;
+                activeSubscriptions: number;
+            }[];
+            /** @description What each figure means, in words. */
+            definitions: {
+                [key: string]: string;
+            };
         };
         /** @description A `Balance` with the feature it is of. */
         FeatureBalance: {
@@ -2886,6 +2961,45 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getAnalytics: {
+        parameters: {
+            query: {
+                /** @description First day of the range (UTC), `YYYY-MM-DD`. */
+                from: string;
+                /** @description Last day of the range (UTC, inclusive), `YYYY-MM-DD`. */
+                to: string;
+                interval?: "day" | "week" | "month";
+                /** @description Three-letter ISO code, any case; required only when the app has MRR in several currencies. */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures of the range */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Tollgate's choice for the unit: the Unix time in seconds at which the window resets. */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Analytics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

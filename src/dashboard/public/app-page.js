@@ -1,4 +1,6 @@
-// One app: its settings, the callback-URL tester, API keys, plans and customers (tabs in the fragment).
+// One app: its overview, settings, the callback-URL tester, API keys, plans, customers, webhooks and
+// analytics (tabs in the fragment).
+import { AnalyticsOverview, AnalyticsTab } from './analytics.js';
 import { ApiError, freshKeys, request } from './api.js';
 import { CustomerPage, CustomersTab } from './customers.js';
 import {
@@ -32,6 +34,7 @@ const TABS = [
   ['plans', 'Plans'],
   ['customers', 'Customers'],
   ['webhooks', 'Webhooks'],
+  ['analytics', 'Analytics'],
 ];
 
 function formFromSettings(settings) {
@@ -296,7 +299,8 @@ export function AppPage({ route, keyMode }) {
     </nav>
     ${
       tab === 'settings'
-        ? html`<div class="columns">
+        ? html`<${AnalyticsOverview} appId=${app.id} />
+        <div class="columns">
           ${keyMode ? html`<${SettingsView} app=${app} />` : html`<${SettingsForm} app=${app} onSaved=${loaded.reload} />`}
           <${UrlTester} appId=${app.id} />
         </div>`
@@ -316,6 +320,7 @@ export function AppPage({ route, keyMode }) {
     }
     ${tab === 'customers' && route.page === 'app' ? html`<${CustomersTab} appId=${app.id} />` : null}
     ${tab === 'webhooks' ? html`<${WebhooksTab} appId=${app.id} />` : null}
+    ${tab === 'analytics' ? html`<${AnalyticsTab} appId=${app.id} />` : null}
     ${!tabs.some(([id]) => id === tab) ? html`<p class="empty">No such section. <a href=${base}>Back to the app</a></p>` : null}
   </main>`;
 }

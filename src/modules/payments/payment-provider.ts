@@ -59,6 +59,31 @@ export const SUBSCRIPTION_STATUSES = [
 ] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
+/** One item of a subscription: its price's terms and its quantity (what its MRR is made of). */
+export interface ProviderSubscriptionItem {
+  readonly priceId: string;
+  readonly quantity: number;
+  readonly unitAmount: number | null;
+  readonly currency: string;
+  readonly interval: 'day' | 'week' | 'month' | 'year';
+  readonly intervalCount: number;
+  readonly usageType: 'licensed' | 'metered';
+}
+
+/** A discount of a subscription with its coupon's terms, when the provider gave them. */
+export interface ProviderSubscriptionDiscount {
+  /** The discount's id (`di_…`). */
+  readonly id: string;
+  /** The coupon's terms; null when only its id was given (a notification does not expand it). */
+  readonly coupon: {
+    readonly id: string;
+    readonly duration: 'once' | 'repeating' | 'forever';
+    readonly percentOff: number | null;
+    readonly amountOff: number | null;
+    readonly currency: string | null;
+  } | null;
+}
+
 export interface ProviderSubscription {
   readonly id: string;
   readonly customerId: string;
@@ -70,6 +95,10 @@ export interface ProviderSubscription {
    * (a plan beside metered or add-on items): the plan's item is found by its price, never by position.
    */
   readonly priceIds: readonly string[];
+  /** The items, in the same order as `priceIds`. */
+  readonly items: readonly ProviderSubscriptionItem[];
+  /** Its discounts, in Stripe's order. */
+  readonly discounts: readonly ProviderSubscriptionDiscount[];
   /** The end of the current period (the items of a subscription share it). */
   readonly currentPeriodEnd: Date | null;
   readonly cancelAtPeriodEnd: boolean;

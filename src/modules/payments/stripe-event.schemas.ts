@@ -24,13 +24,45 @@ const stripeCheckoutSession = z.object({
   metadata: metadata.nullish(),
 });
 
+const stripeCoupon = z.object({
+  id,
+  duration: z.string(),
+  percent_off: z.number().nullish(),
+  amount_off: z.number().int().nullish(),
+  currency: z.string().nullish(),
+});
+
+const stripeDiscount = z.object({
+  id,
+  source: z.object({ coupon: z.union([id, stripeCoupon]).nullish() }).nullish(),
+});
+
 const stripeSubscription = z.object({
   id,
   customer: expandable,
   status: z.string().min(1),
   items: z.object({
-    data: z.array(z.object({ price: z.object({ id }), current_period_end: unixSeconds.nullish() })),
+    data: z.array(
+      z.object({
+        price: z.object({
+          id,
+          unit_amount: z.number().int().nullish(),
+          currency: z.string().nullish(),
+          recurring: z
+            .object({
+              interval: z.string(),
+              interval_count: z.number().int().positive().nullish(),
+              usage_type: z.string().nullish(),
+            })
+            .nullish(),
+        }),
+        quantity: z.number().int().nonnegative().nullish(),
+        current_period_end: unixSeconds.nullish(),
+      }),
+    ),
   }),
+  // Ids in a notification; objects (with their coupon) where Tollgate asked Stripe to expand them.
+  discounts: z.array(z.union([id, stripeDiscount])).nullish(),
   cancel_at_period_end: z.boolean(),
   pause_collection: z.object({ behavior: z.string() }).nullish(),
   trial_end: unixSeconds.nullish(),

@@ -13,6 +13,7 @@ import {
   type ProviderPrice,
   type ProviderPromotionCode,
   type ProviderSubscription,
+  type ProviderSubscriptionDiscount,
   SUBSCRIPTION_STATUSES,
 } from './payment-provider.js';
 import {
@@ -176,7 +177,9 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   async retrieveSubscription(id: string): Promise<ProviderSubscription | null> {
-    const subscription = await orNull(() => this.#stripe.subscriptions.retrieve(id));
+    const subscription = await orNull(() =>
+      this.#stripe.subscriptions.retrieve(id, { expand: [...WITH_COUPONS] }),
+    );
     return subscription ? fromStripeSubscription(subscription) : null;
   }
 
@@ -185,7 +188,7 @@ export class StripePaymentProvider implements PaymentProvider {
     change: { cancelAtPeriodEnd?: boolean; pauseCollection?: boolean },
     idempotencyKey: string,
   ): Promise<ProviderSubscription> {
-    const params: Stripe.SubscriptionUpdateParams = {};
+    const params: Stripe.SubscriptionUpdateParams = { expand: [...WITH_COUPONS] };
     if (change.cancelAtPeriodEnd !== undefined) params.cancel_at_period_end = change.cancelAtPeriodEnd;
     if (change.pauseCollection !== undefined) {
       params.pause_collection = change.pauseCollection ? { behavior: 'void' } : '';
@@ -197,7 +200,9 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async cancelSubscription(id: string, idempotencyKey: string): Promise<ProviderSubscription> {
     return fromStripeSubscription(
-      await call(() => this.#stripe.subscriptions.cancel(id, {}, { idempotencyKey })),
+      await call(() =>
+        this.#stripe.subscriptions.cancel(id, { expand: [...WITH_COUPONS] }, { idempotencyKey }),
+      ),
     );
   }
 
@@ -214,6 +219,7 @@ export class StripePaymentProvider implements PaymentProvider {
           {
             items: [{ id: itemId, price: change.priceId }],
             proration_behavior: change.prorationBehavior,
+            expand: [...WITH_COUPONS],
           },
           { idempotencyKey },
         ),
@@ -278,7 +284,12 @@ export class StripePaymentProvider implements PaymentProvider {
   async listSubscriptions(customerId: string): Promise<ProviderSubscription[]> {
     const all = await call(() =>
       this.#stripe.subscriptions
-        .list({ customer: customerId, status: 'all', limit: 100 })
+        .list({
+          customer: customerId,
+          status: 'all',
+          limit: 100,
+          expand: WITH_COUPONS.map((path) => `data.${path}`),
+        })
         .autoPagingToArray({ limit: MAX_LISTED }),
     );
     return all.map(fromStripeSubscription);
@@ -400,6 +411,11 @@ export class StripePaymentProvider implements PaymentProvider {
 /** A bound on what one list call gathers across pages (Stripe's own cap for `autoPagingToArray`). */
 const MAX_LISTED = 10_000;
 
+const INTERVALS = ['day', 'week', 'month', 'year'] as const;
+
+/** A subscription's discounts with their coupons' terms, which its MRR needs (notifications carry ids only). */
+const WITH_COUPONS = ['discounts.source.coupon'] as const;
+
 /** The metadata key marking the portal configuration Tollgate keeps for an app. */
 const PORTAL_APP_KEY = 'tollgate_app_id';
 
@@ -465,11 +481,42 @@ function fromStripeSubscription(subscription: StripeSubscriptionFields): Provide
     status: SUBSCRIPTION_STATUSES.find((known) => known === subscription.status) ?? 'incomplete',
     collectionPaused: subscription.pause_collection !== null && subscription.pause_collection !== undefined,
     priceIds: subscription.items.data.map((i) => i.price.id),
+    items: subscription.items.data.map((i) => ({
+      priceId: i.price.id,
+      quantity: i.quantity ?? 1,
+      unitAmount: i.price.unit_amount ?? null,
+      currency: i.price.currency ?? '',
+      interval: INTERVALS.find((known) => known === i.price.recurring?.interval) ?? 'month',
+      intervalCount: i.price.recurring?.interval_count ?? 1,
+      usageType: i.price.recurring?.usage_type === 'metered' ? 'metered' : 'licensed',
+    })),
+    discounts: (subscription.discounts ?? []).map(fromStripeDiscount),
     currentPeriodEnd: toDate(item?.current_period_end),
     cancelAtPeriodEnd: subscription.cancel_at_period_end,
     trialEnd: toDate(subscription.trial_end),
     canceledAt: toDate(subscription.canceled_at),
     metadata: { ...subscription.metadata },
+  };
+}
+
+function fromStripeDiscount(
+  discount: NonNullable<StripeSubscriptionFields['discounts']>[number],
+): ProviderSubscriptionDiscount {
+  if (typeof discount === 'string') return { id: discount, coupon: null };
+  const coupon = discount.source?.coupon;
+  return {
+    id: discount.id,
+    coupon:
+      coupon && typeof coupon === 'object'
+        ? {
+            id: coupon.id,
+            duration:
+              coupon.duration === 'forever' || coupon.duration === 'repeating' ? coupon.duration : 'once',
+            percentOff: coupon.percent_off ?? null,
+            amountOff: coupon.amount_off ?? null,
+            currency: coupon.amount_off ? (coupon.currency ?? null) : null,
+          }
+        : null,
   };
 }
 

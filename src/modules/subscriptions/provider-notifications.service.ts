@@ -66,6 +66,9 @@ class BuyerDeleted extends Error {
  * and however concurrently Stripe delivers it.
  */
 export class ProviderNotificationsService {
+  /** Per Stripe subscription, the end of the queue of its notifications that change its MRR. */
+  readonly #queues = new Map<string, Promise<void>>();
+
   constructor(
     private readonly orm: MikroORM,
     private readonly payments: PaymentProvider,
@@ -163,6 +166,7 @@ export class ProviderNotificationsService {
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
         events: this.events,
+        cause: 'checkout',
         existing: 'apply',
       });
       this.#imported(event, outcome, owner);
@@ -237,8 +241,9 @@ export class ProviderNotificationsService {
     // customer holds; read before the transaction so no lock is held across a network call.
     const buyer =
       tracking && 'email' in tracking.buyer ? await this.payments.retrieveCustomer(remote.customerId) : null;
+    const counted = await this.#withCoupons(remote);
     try {
-      return await this.#importNew(event, remote, tracking, buyer);
+      return await this.#importNew(event, counted, tracking, buyer);
     } catch (error) {
       if (error instanceof BuyerDeleted) return this.#buyerDeleted(event, remote, error);
       if (!(error instanceof RowAppeared)) throw error;
@@ -330,6 +335,7 @@ export class ProviderNotificationsService {
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
         events: this.events,
+        cause: 'notification',
         existing: 'leave',
       });
       if (outcome.kind === 'existing') throw new RowAppeared();
@@ -392,6 +398,7 @@ export class ProviderNotificationsService {
   async #subscriptionChanged(
     event: ProviderEvent,
     remote: ProviderSubscription,
+    queued = false,
   ): Promise<{ applied: boolean }> {
     // The common case (a newer event, or a duplicate) in one statement; for an app whose endpoints want to
     // hear of the change, a newer event in two (read it, then make it with its events, if the row has not
@@ -407,6 +414,13 @@ export class ProviderNotificationsService {
           return { applied: false };
         case 'same_second':
           return this.#underRowLock(event, remote);
+        case 'mrr_changes':
+          // Made in a transaction, which records its MRR movement. A storm of deliveries for one
+          // subscription queues here, holding no connection, rather than at the row lock, holding one
+          // each: when its turn comes, an event the first one made current takes the one-statement path.
+          if (!queued)
+            return this.#oneAtATime(remote.id, () => this.#subscriptionChanged(event, remote, true));
+          return this.#underRowLock(event, await this.#withCoupons(remote));
         case 'record_events':
           if (await this.events.applyProviderChange(this.orm.em, event, outcome.change)) {
             return { applied: true };
@@ -416,6 +430,37 @@ export class ProviderNotificationsService {
     // Changed under it every time (a storm of deliveries for one subscription): waiting for the row lock
     // is certain to make progress where another optimistic try is not.
     return this.#underRowLock(event, remote);
+  }
+
+  /** Runs `fn` after every earlier call for the same key (in this process) has settled. */
+  async #oneAtATime<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#queues.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.#queues.get(key) === tail) this.#queues.delete(key);
+    }
+  }
+
+  /**
+   * A notification's subscription with its coupons' terms, which its MRR needs and a notification gives by
+   * id only: read from Stripe (outside any transaction) when it has a discount.
+   */
+  async #withCoupons(remote: ProviderSubscription): Promise<ProviderSubscription> {
+    if (remote.discounts.every((d) => d.coupon !== null)) return remote;
+    const current = await this.payments.retrieveSubscription(remote.id);
+    if (!current) return remote;
+    const terms = new Map(current.discounts.map((d) => [d.id, d.coupon]));
+    return {
+      ...remote,
+      discounts: remote.discounts.map((d) => ({ id: d.id, coupon: terms.get(d.id) ?? null })),
+    };
   }
 
   /**
@@ -446,7 +491,7 @@ export class ProviderNotificationsService {
       // Loaded after the lock, not with it: a joined plan would be locked too, serialising every
       // subscription of the plan behind one row.
       await em.populate(subscription, ['plan']);
-      const change = await this.events.begin(em, ownerOf(subscription), subscription);
+      const change = await this.events.begin(em, ownerOf(subscription), subscription, 'notification');
       await applyProviderState(em, subscription, latest, event.created);
       await change.done(subscription);
       return { applied: true };

@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { type CountedState, recordMrrChange } from '../analytics/mrr-ledger.js';
+import type { MovementCause } from '../analytics/mrr-movement.entity.js';
 import { loadEntitlementsVersion } from '../entitlements/entitlements-version.js';
 import { entitlementFeatures } from '../plans/metered-feature.js';
 import type { OutboundEvents, PlannedEvent } from '../webhooks/outbound-events.js';
@@ -12,6 +14,7 @@ import {
   type SubscriptionView,
 } from './subscription.presenter.js';
 import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
+import { countedStateOf } from './subscription-mrr.js';
 import {
   applyProviderChangeWithEvents,
   type PendingProviderChange,
@@ -36,10 +39,12 @@ export function ownerOf(subscription: Subscription): BillingContext {
 }
 
 /**
- * The one place where subscription changes become outbound events, used by every path that writes a
- * subscription's state (checkout completion, provider notifications, cancel/pause/resume), inside the
- * transaction of the change: `begin` before it, `done` after it; or, on the Stripe receiver's hot path,
- * in the one statement that makes the change (`applyProviderChange`).
+ * The one place where subscription changes become outbound events and MRR movements, used by every path
+ * that writes a subscription's state (checkout completion, provider notifications, plan changes,
+ * cancel/pause/resume, reconciliation), inside the transaction of the change: `begin` before it, `done`
+ * after it; or, on the Stripe receiver's hot path, in the one statement that makes the change
+ * (`applyProviderChange`), which only ever takes changes that leave the MRR ledger as it is (see
+ * `mrrInputsOf`).
  *
  * - `subscription.created` for a new subscription; `subscription.canceled` when it becomes canceled;
  *   otherwise `subscription.updated` when anything the API shows changed. `data` is the Subscription
@@ -50,10 +55,44 @@ export function ownerOf(subscription: Subscription): BillingContext {
  * When the app has no endpoint taking these types, nothing is read or written beyond that one check.
  */
 export class SubscriptionEvents {
-  constructor(private readonly events: OutboundEvents) {}
+  constructor(
+    private readonly events: OutboundEvents,
+    /** Off only to measure what recording costs (bench/analytics.js); every running Tollgate records. */
+    private readonly options: { readonly recordMovements?: boolean } = {},
+  ) {}
 
-  /** Call before changing `before` (null: a subscription about to be created for `owner`). */
+  /**
+   * Call before changing `before` (null: a subscription about to be created for `owner`); `cause` names
+   * the path of the change in the MRR ledger, whose movement `done` appends in the same transaction.
+   */
   async begin(
+    em: EntityManager,
+    owner: BillingContext,
+    before: Subscription | null,
+    cause: MovementCause,
+  ): Promise<SubscriptionChange> {
+    const counted: CountedState = before
+      ? countedStateOf(before)
+      : { amount: 0, currency: null, status: null, planId: null };
+    const events = await this.#beginEvents(em, owner, before);
+    return {
+      done: async (after) => {
+        await events.done(after);
+        if (this.options.recordMovements === false) return;
+        await recordMrrChange(em, {
+          appId: owner.appId,
+          subscriptionId: after.id,
+          customerId: owner.customerId ?? null,
+          organizationId: owner.organizationId ?? null,
+          before: counted,
+          after: countedStateOf(after),
+          cause,
+        });
+      },
+    };
+  }
+
+  async #beginEvents(
     em: EntityManager,
     owner: BillingContext,
     before: Subscription | null,

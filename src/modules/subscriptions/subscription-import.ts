@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../core/ids.js';
+import type { MovementCause } from '../analytics/mrr-movement.entity.js';
 import type { Metadata } from '../customers/customer.entity.js';
 import type { ProviderSubscription } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
@@ -68,6 +69,8 @@ export async function importSubscription(
     readonly latest?: () => Promise<ProviderSubscription | null>;
     /** The outbound events of the change (`subscription.created`/`updated`, `entitlements.updated`). */
     readonly events: SubscriptionEvents;
+    /** The path of the change, as the MRR ledger names it. */
+    readonly cause: MovementCause;
   },
 ): Promise<ImportOutcome> {
   const { owner, plan, remote, asOf } = input;
@@ -117,7 +120,12 @@ export async function importSubscription(
   }
   const before = snapshot(subscription);
   // A new row is announced as created: the events see no state before it.
-  const change = await input.events.begin(em, ownerOf(subscription), created ? null : subscription);
+  const change = await input.events.begin(
+    em,
+    ownerOf(subscription),
+    created ? null : subscription,
+    input.cause,
+  );
   await applyProviderState(em, subscription, state, asOf);
   await change.done(subscription);
   if (created) return { kind: 'created', subscription };

@@ -9,6 +9,7 @@ import {
   requireAppPrincipal,
 } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import type { MovementCause } from '../analytics/mrr-movement.entity.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import { OrganizationMember } from '../organizations/organization.entity.js';
 import type {
@@ -41,6 +42,8 @@ export interface PlanChangePreview {
 interface Change {
   /** Part of the idempotency key: the same change of the same stored state is made once. */
   readonly key: string;
+  /** What the MRR ledger names as the movement's cause. */
+  readonly cause: MovementCause;
   /** Null when the change applies to the locked subscription, else why not (409). */
   problem(subscription: Subscription): string | null;
   apply(subscription: Subscription, idempotencyKey: string): Promise<ProviderSubscription>;
@@ -120,6 +123,7 @@ export class SubscriptionLifecycleService {
     const target = await this.#targetPlan(caller, planId);
     return this.#change(caller, subscriptionId, {
       key: `change-plan-${target.id}-${prorationBehavior}`,
+      cause: 'plan_change',
       problem: (subscription) => planChangeProblem(subscription, target),
       apply: (subscription, idempotencyKey) =>
         this.payments.changeSubscriptionPrice(
@@ -175,6 +179,7 @@ export class SubscriptionLifecycleService {
   #lifecycle(action: LifecycleAction): Change {
     return {
       key: action,
+      cause: action === 'cancel_at_period_end' ? 'cancel' : action,
       problem: (subscription) => transitionProblem(action, subscription),
       apply: (subscription, idempotencyKey) =>
         this.#applyAtProvider(subscription.stripeSubscriptionId, action, idempotencyKey),
@@ -205,7 +210,7 @@ export class SubscriptionLifecycleService {
       // before this change are older news and are ignored; those of this very second are checked
       // against Stripe's current state by the receiver, so they cannot undo the change either.
       const now = Math.floor(this.clock.now().getTime() / 1000);
-      const change = await this.events.begin(em, ownerOf(subscription), subscription);
+      const change = await this.events.begin(em, ownerOf(subscription), subscription, operation.cause);
       if (operation.plan) subscription.plan = operation.plan;
       await applyProviderState(em, subscription, remote, now);
       await change.done(subscription);

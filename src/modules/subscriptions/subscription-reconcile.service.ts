@@ -168,6 +168,7 @@ export class SubscriptionReconcileService {
           asOf,
           existing: 'apply',
           events: this.events,
+          cause: 'reconciliation',
           // Read at `asOf`: a change stored in that same second may have come after the read.
           latest: () => this.payments.retrieveSubscription(remote.id),
         });

@@ -7,6 +7,7 @@ import { deliveryIdSql, endpointsTakingSql, takesAnySql } from '../webhooks/outb
 import { type EntitledPlan, entitledPlanIdSql, entitledPlanOf } from './entitled-plan.js';
 import type { Subscription } from './subscription.entity.js';
 import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
+import { countSubscription, mrrInputsOf } from './subscription-mrr.js';
 import { statusFromProvider } from './subscription-transitions.js';
 
 /**
@@ -33,6 +34,7 @@ export async function applyProviderState(
     const plan = await planForPrices(em, subscription.app.id, remote.priceIds);
     if (plan) subscription.plan = plan;
   }
+  countSubscription(subscription, remote);
 }
 
 /**
@@ -62,6 +64,11 @@ export type ProviderEventOutcome =
   | { readonly kind: 'skipped' }
   /** Neither recorded nor applied: Tollgate has no row of this subscription; the caller may import it. */
   | { readonly kind: 'unknown' }
+  /**
+   * Neither recorded nor applied: a newer event that changes what the subscription's MRR or counts depend
+   * on (`mrrInputsOf`); the caller applies it in a transaction, which records its MRR movement.
+   */
+  | { readonly kind: 'mrr_changes' }
   /**
    * Neither recorded nor applied: the subscription's newest event is of the same second, so `created`
    * cannot order them; the caller reads the state from the provider under the row lock instead.
@@ -113,6 +120,7 @@ export async function applyNewerProviderEvent(
     event.type,
     status,
     [...remote.priceIds],
+    mrrInputsOf(remote),
     remote.customerId,
     remote.currentPeriodEnd,
     remote.cancelAtPeriodEnd,
@@ -121,6 +129,7 @@ export async function applyNewerProviderEvent(
   ]);
   if (!row?.known) return { kind: 'unknown' };
   if (row.applied) return { kind: 'applied' };
+  if (row.mrr_changes) return { kind: 'mrr_changes' };
   if (row.pending) {
     const p = row.pending;
     const before: SubscriptionRow = { ...p.before_row, plan: p.before_plan };
@@ -220,6 +229,7 @@ export interface SubscriptionRow {
 
 interface ApplyResult {
   known: boolean;
+  mrr_changes: boolean;
   recorded: boolean;
   applied: boolean;
   same_second: boolean;
@@ -283,12 +293,17 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
       from subscription t where t.stripe_subscription_id = ? for no key update of t
   ), params as (
     select ?::bigint as created, ?::text as event_id, ?::text as event_type, ?::text as status, ?::text[] as prices
+  ), mrr as (
+    select exists (select 1 from target, params
+                    where target.provider_event_created < params.created
+                      and target.mrr_inputs is distinct from ?::text) as changes
   ), moved as (
     select ${PLAN_AFTER} as plan_id from target t, params
   ), holds as (
     select not exists (select 1 from target, params where target.provider_event_created = params.created)
            and not exists (select 1 from target, params
                             where target.wants_events and target.provider_event_created < params.created)
+           and not (select changes from mrr)
            as yes
   ), recorded as (
     insert into processed_event (id, type)
@@ -309,6 +324,7 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
     select exists (select 1 from processed_event e, params where e.id = params.event_id) as yes
   )
   select exists (select 1 from target) as known,
+         (select changes from mrr) and not (select yes from seen) as mrr_changes,
          exists (select 1 from recorded) as recorded,
          exists (select 1 from applied) as applied,
          exists (select 1 from target, params where target.provider_event_created = params.created) as same_second,
@@ -322,7 +338,8 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
                    'entitled_before', ${entitledOfOwner("''", "''", "''")},
                    'entitled_after', ${entitledOfOwner('t.id', 'params.status', '(select plan_id from moved)')})
             from target t, params
-           where t.wants_events and t.provider_event_created < params.created and not (select yes from seen))
+           where t.wants_events and t.provider_event_created < params.created and not (select yes from seen)
+             and not (select changes from mrr))
            as pending`,
 );
 

@@ -4,7 +4,7 @@ import { SUBSCRIPTION_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
-import type { SubscriptionStatus } from '../payments/payment-provider.js';
+import type { ProviderSubscriptionDiscount, SubscriptionStatus } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
 
 /** Statuses that grant the plan's features. */
@@ -80,6 +80,31 @@ export class Subscription {
    */
   @Property({ type: 'integer', default: 0 })
   seatVersion: Opt<number> = 0;
+
+  /**
+   * What the subscription was last counted with in the MRR ledger (see modules/analytics): its monthly
+   * amount (0 while it does not count), currency, licensed quantity and discounts, so the next change
+   * knows its "before".
+   */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  mrrAmount: Opt<number> = 0;
+
+  @Property({ type: 'text', nullable: true })
+  mrrCurrency: string | null = null;
+
+  @Property({ type: 'integer', default: 0 })
+  mrrQuantity: Opt<number> = 0;
+
+  @Property({ type: 'jsonb', defaultRaw: "'[]'" })
+  mrrDiscounts: Opt<ProviderSubscriptionDiscount[]> = [];
+
+  /**
+   * Everything of Stripe's state its MRR and its subscription counts depend on, as one string: a
+   * notification that leaves it unchanged takes the one-statement path; one that changes it is applied
+   * in a transaction that records its movement. Null before it was first counted.
+   */
+  @Property({ type: 'text', nullable: true })
+  mrrInputs: string | null = null;
 
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();
