@@ -74,6 +74,9 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     // Never create a missing database on connecting: a misspelt DATABASE_URL must fail (naming it), not
     // start on an empty database. Creating one is `tollgate db create` (src/infra/database-admin.ts).
     ensureDatabase: false,
+    // The database functions the migrations create by hand (the metered consumption, see
+    // migrations/Migration20261126141000.ts) are not entity metadata: the schema diff must leave them be.
+    schemaGenerator: { ignoreRoutines: true },
     migrations: {
       tableName: 'mikro_orm_migrations',
       migrationsList,
