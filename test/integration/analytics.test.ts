@@ -253,15 +253,12 @@ describe('the MRR ledger for organizations', () => {
     );
     expect(created.body.errors).toBeUndefined();
     const organizationId = created.body.data.createOrganization.id;
-    const res = await server.http
-      .post('/v1/checkout/session')
-      .set('authorization', `Bearer ${apiKey}`)
-      .send({
-        organizationId,
-        planId: 'team',
-        successUrl: 'https://shop.example.com/ok',
-        cancelUrl: 'https://shop.example.com/cancel',
-      });
+    const res = await server.http.post('/v1/checkout/session').set('authorization', `Bearer ${apiKey}`).send({
+      organizationId,
+      planId: 'team',
+      successUrl: 'https://shop.example.com/ok',
+      cancelUrl: 'https://shop.example.com/cancel',
+    });
     expect(res.status).toBe(200);
     expect((await payOnHostedPage(res.body.url)).status).toBe(303);
     await eventually(async () => ((await movements(appId)).length === 1 ? true : undefined), {
