@@ -16,6 +16,7 @@ import { Migration20261125181833 } from './Migration20261125181833.js';
 import { Migration20261125181853 } from './Migration20261125181853.js';
 import { Migration20261125193133 } from './Migration20261125193133.js';
 import { Migration20261126141000 } from './Migration20261126141000.js';
+import { Migration20261126150000 } from './Migration20261126150000.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -39,4 +40,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125181853', class: Migration20261125181853 },
   { name: 'Migration20261125193133', class: Migration20261125193133 },
   { name: 'Migration20261126141000', class: Migration20261126141000 },
+  { name: 'Migration20261126150000', class: Migration20261126150000 },
 ];

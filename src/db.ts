@@ -69,6 +69,9 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     // Never create a missing database on connecting: a misspelt DATABASE_URL must fail (naming it), not
     // start on an empty database. Creating one is `tollgate db create` (src/infra/database-admin.ts).
     ensureDatabase: false,
+    // Database functions (the ledger's `tollgate_consume`) are written by hand in migrations, not
+    // derived from entities: the schema diff must never propose dropping or rewriting them.
+    schemaGenerator: { ignoreRoutines: true },
     migrations: {
       tableName: 'mikro_orm_migrations',
       migrationsList,

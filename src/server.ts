@@ -145,6 +145,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     deps.metrics?.observePool(orm);
     const services = createServices(deps);
     await services.webhookDispatcher.start();
+    await services.overageReporter.start();
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
     const httpServer = await createListener(config);

@@ -23,6 +23,7 @@ import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { BalanceReader } from './modules/metering/balance-reader.js';
 import { MeteringService } from './modules/metering/metering.service.js';
 import { MeteringEraser } from './modules/metering/metering-eraser.js';
+import { OverageReporter } from './modules/metering/overage-reporter.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import type { PaymentProvider } from './modules/payments/payment-provider.js';
 import { PlansService } from './modules/plans/plans.service.js';
@@ -81,6 +82,7 @@ export interface Services {
   readonly magicLinks: MagicLinksService;
   /** Metered features: consumption, refunds, grants and live balances. */
   readonly metering: MeteringService;
+  readonly overageReporter: OverageReporter;
   readonly organizations: OrganizationsService;
   readonly plans: PlansService;
   readonly providerNotifications: ProviderNotificationsService;
@@ -111,6 +113,14 @@ export function createServices(deps: Deps): Services {
   );
   const pool = () => connectionPool(deps.orm);
   const balances = new BalanceReader(deps.orm, deps.clock, pool);
+  const overageReporter = new OverageReporter({
+    orm: deps.orm,
+    payments: deps.payments,
+    jobs: deps.jobs,
+    clock: deps.clock,
+    logger: deps.logger,
+    delaySeconds: deps.config.overage.reportDelaySeconds,
+  });
   const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'), balances);
   const apps = new AppsService(deps.orm);
   const organizations = new OrganizationsService(deps.orm);
@@ -168,7 +178,16 @@ export function createServices(deps: Deps): Services {
       sessions,
       entitlements,
     }),
-    metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents, pool),
+    metering: new MeteringService(
+      deps.orm,
+      deps.clock,
+      entitlements,
+      balances,
+      outboundEvents,
+      pool,
+      overageReporter,
+    ),
+    overageReporter,
     organizations,
     plans: new PlansService(deps.orm, deps.payments, outboundEvents),
     providerNotifications: new ProviderNotificationsService(

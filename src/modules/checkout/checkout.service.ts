@@ -18,6 +18,7 @@ import { presentCustomer } from '../customers/customer.presenter.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import { Organization, OrganizationMember } from '../organizations/organization.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
+import { overagePrices } from '../plans/metered-feature.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from '../subscriptions/subscription.entity.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
@@ -76,6 +77,8 @@ export class CheckoutService {
     const tracking = trackingMetadata({ appId: app.id, planId: plan.slug, buyer: tracked });
     const session = await this.payments.createCheckoutSession({
       priceId: plan.stripePriceId,
+      // Overage is billed per unit through the plan's metered prices, items of their own.
+      meteredPriceIds: [...new Set(overagePrices(plan.features).values())],
       customer: provider,
       successUrl: body.successUrl,
       cancelUrl: body.cancelUrl,
