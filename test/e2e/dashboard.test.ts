@@ -638,6 +638,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     await hasText(cell('granted'), '5');
     await hasText(cell('used'), '3');
     await hasText(cell('remaining'), '12');
+    await hasText(cell('overage'), '0');
     expect(await balances()).toEqual([
       { feature: 'calls', limit: 10, granted: 5, used: 3, remaining: 12, overage: 0, resetsAt },
     ]);
