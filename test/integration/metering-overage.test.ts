@@ -167,6 +167,11 @@ describe('overage prices on metered features', () => {
       features: { calls: { limit: 10, reset: 'billing_period', overage: { stripePriceId: priceId } } },
     });
     expect(saved.body.errors).toBeUndefined();
+    const hook = await server.http
+      .post('/v1/webhook-endpoints')
+      .set(auth(apiKey))
+      .send({ url: 'http://127.0.0.1:9/hook', events: ['usage.limit_reached'] });
+    expect(hook.status).toBe(201);
     const sub = await subscribed(apiKey, 'metered');
     // Checkout put the overage price beside the plan's as a second item, with no quantity.
     const remote = await stripe.subscriptions.retrieve(sub.stripeSubscriptionId);
@@ -212,6 +217,29 @@ describe('overage prices on metered features', () => {
       value: 10,
       balance: { limit: 10, granted: 0, used: 19, remaining: 0, overage: 9, resetsAt },
     });
+
+    // The balance reached 0 once: one usage.limit_reached, from the consumption that went past it.
+    const limitEvents = await withContext(server.deps.orm, () =>
+      server.deps.orm.em
+        .getConnection()
+        .execute<{ body: string }[]>(
+          `select body from webhook_event where app_id = ? and type = 'usage.limit_reached'`,
+          [appId],
+        ),
+    );
+    expect(limitEvents.map((e) => JSON.parse(e.body).data)).toEqual([
+      {
+        customerId: sub.customerId,
+        organizationId: null,
+        feature: 'calls',
+        limit: 10,
+        granted: 0,
+        used: 13,
+        remaining: 0,
+        overage: 3,
+        resetsAt,
+      },
+    ]);
 
     // One meter event per usage with overage (3 + 4 + 2), each marked reported.
     await eventually(async () => ((await metered(meterId, sub.stripeCustomerId)) === 9 ? true : undefined), {

@@ -23,7 +23,7 @@ interface PendingRow {
   readonly created_at: Date;
   readonly reported: boolean;
   readonly refunded: boolean;
-  readonly stripe_customer_id: string | null;
+  readonly stripe_customer_id: string;
 }
 
 /**
@@ -104,29 +104,40 @@ export class OverageReporter {
   async report(ids: readonly string[] | null): Promise<number> {
     if (ids !== null && ids.length === 0) return 0;
     const connection = this.options.orm.em.getConnection();
+    // A usage is reported to the Stripe customer of its subject's latest subscription; a subject without
+    // one has no one to bill, and its overage stays unreported (not selected, so it never blocks a batch).
     const rows = await connection.execute<PendingRow[]>(
       `select u.id, u.overage, u.overage_price_id, u.created_at,
               u.overage_reported_at is not null as reported, u.refunded_at is not null as refunded,
-              (select s.stripe_customer_id from subscription s
-                where s.app_id = u.app_id and (s.customer_id = u.subject_id or s.organization_id = u.subject_id)
-                order by s.created_at desc limit 1) as stripe_customer_id
+              s.stripe_customer_id
          from usage_record u
+         join lateral (
+           select s.stripe_customer_id from subscription s
+            where s.app_id = u.app_id and (s.customer_id = u.subject_id or s.organization_id = u.subject_id)
+            order by s.created_at desc limit 1) s on true
         where u.overage > 0
           and (u.overage_reported_at is null or (u.refunded_at is not null and u.overage_cancelled_at is null))
           ${ids === null ? '' : 'and u.id in (select jsonb_array_elements_text(?::jsonb))'}
         order by u.created_at limit ${BATCH}`,
       ids === null ? [] : [JSON.stringify(ids)],
     );
-    for (const row of rows) await this.#reportOne(row);
+    // One usage failing (the provider refusing it) does not hold back the others; the job still fails
+    // afterwards, so the queue retries it.
+    let failure: unknown;
+    for (const row of rows) {
+      try {
+        await this.#reportOne(row);
+      } catch (error) {
+        this.options.logger.warn({ err: error, usageId: row.id }, 'overage report failed; it is retried');
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
     return rows.length;
   }
 
   async #reportOne(row: PendingRow): Promise<void> {
-    const { payments, logger, clock } = this.options;
-    if (row.stripe_customer_id === null) {
-      logger.warn({ usageId: row.id }, 'overage of a subject without a subscription: not reported');
-      return;
-    }
+    const { payments, clock } = this.options;
     const eventName = await this.#eventName(row.overage_price_id);
     const connection = this.options.orm.em.getConnection();
     if (!row.reported) {
