@@ -274,7 +274,7 @@ async function serveBaseline(url) {
      where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now()`;
   // The same one-statement consumption Tollgate runs (the database function of its ledger).
   const CONSUME = `select outcome, remaining from tollgate_consume($1, $2, $3, $4, $5, $5, $5, null, $6, $7, 1,
-      $8, $9, $9, null, null, null, '{}', now(), false)`;
+      $8, $9, $9, null, null, null, '{}', now(), false, null)`;
   const READ = `select kind, amount, spent, used from credit_bucket
      where subject_id = $1 and feature = $2
        and ((kind = 'grant' and voided_at is null and (expires_at is null or expires_at > now())) or (kind <> 'grant' and period_end = $3))`;

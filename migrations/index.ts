@@ -19,6 +19,7 @@ import { Migration20261126140711 } from './Migration20261126140711.js';
 import { Migration20261126141000 } from './Migration20261126141000.js';
 import { Migration20261126141022 } from './Migration20261126141022.js';
 import { Migration20261126141535 } from './Migration20261126141535.js';
+import { Migration20261126150000 } from './Migration20261126150000.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -45,4 +46,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126141000', class: Migration20261126141000 },
   { name: 'Migration20261126141022', class: Migration20261126141022 },
   { name: 'Migration20261126141535', class: Migration20261126141535 },
+  { name: 'Migration20261126150000', class: Migration20261126150000 },
 ];

@@ -59,6 +59,11 @@ export interface Config {
     /** Days a settled event is kept with its deliveries and attempts before it is deleted; 0: for ever. */
     readonly retentionDays: number;
   };
+  /** Overage reported to the payment provider as meter events (src/modules/metering/overage-reporter.ts). */
+  readonly overage: {
+    /** Seconds an overage consumption's report waits before it runs; the sweep at start does not wait. */
+    readonly reportDelaySeconds: number;
+  };
   /** Background jobs (src/infra/job-queue.ts). */
   readonly jobQueue: {
     /** PostgreSQL schema holding the queue's tables; instances sharing it share the work. */
@@ -234,6 +239,7 @@ const envSchema = z.object({
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'JOB_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier')
     .default('pgboss'),
   JOB_QUEUE_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  OVERAGE_REPORT_DELAY_SECONDS: z.coerce.number().int().min(0).max(86_400).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
@@ -349,6 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
       retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
       retentionDays: e.WEBHOOK_RETENTION_DAYS,
     },
+    overage: { reportDelaySeconds: e.OVERAGE_REPORT_DELAY_SECONDS },
     jobQueue: {
       schema: e.JOB_QUEUE_SCHEMA,
       superviseIntervalSeconds: e.JOB_QUEUE_SUPERVISE_INTERVAL_SECONDS,

@@ -75,7 +75,7 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     // start on an empty database. Creating one is `tollgate db create` (src/infra/database-admin.ts).
     ensureDatabase: false,
     // The database functions the migrations create by hand (the metered consumption, see
-    // migrations/Migration20261126141000.ts) are not entity metadata: the schema diff must leave them be.
+    // migrations/Migration20261126150000.ts) are not entity metadata: the schema diff must leave them be.
     schemaGenerator: { ignoreRoutines: true },
     migrations: {
       tableName: 'mikro_orm_migrations',

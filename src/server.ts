@@ -146,6 +146,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const services = createServices(deps);
     await services.webhookDispatcher.start();
     await services.seatBilling.start();
+    await services.overageReporter.start();
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
 
     const httpServer = await createListener(config);

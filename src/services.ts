@@ -25,6 +25,7 @@ import { InvoicesService } from './modules/invoices/invoices.service.js';
 import { BalanceReader } from './modules/metering/balance-reader.js';
 import { MeteringService } from './modules/metering/metering.service.js';
 import { MeteringEraser } from './modules/metering/metering-eraser.js';
+import { OverageReporter } from './modules/metering/overage-reporter.js';
 import { InvitationsService } from './modules/organizations/invitations.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { SeatBilling } from './modules/organizations/seat-billing.js';
@@ -91,6 +92,7 @@ export interface Services {
   readonly magicLinks: MagicLinksService;
   /** Metered features: consumption, refunds, grants and live balances. */
   readonly metering: MeteringService;
+  readonly overageReporter: OverageReporter;
   readonly organizations: OrganizationsService;
   /** Invitations into organizations (their tokens are verified by magicLinks). */
   readonly invitations: InvitationsService;
@@ -125,6 +127,14 @@ export function createServices(deps: Deps): Services {
   );
   const pool = () => connectionPool(deps.orm);
   const balances = new BalanceReader(deps.orm, deps.clock, pool);
+  const overageReporter = new OverageReporter({
+    orm: deps.orm,
+    payments: deps.payments,
+    jobs: deps.jobs,
+    clock: deps.clock,
+    logger: deps.logger,
+    delaySeconds: deps.config.overage.reportDelaySeconds,
+  });
   const entitlements = new EntitlementsService(deps.orm, changes, metrics?.cache('entitlements'), balances);
   const apps = new AppsService(deps.orm);
   const outboundEvents = new OutboundEvents(deps.jobs, deps.clock, deps.logger);
@@ -197,7 +207,16 @@ export function createServices(deps: Deps): Services {
       entitlements,
       invitations,
     }),
-    metering: new MeteringService(deps.orm, deps.clock, entitlements, balances, outboundEvents, pool),
+    metering: new MeteringService(
+      deps.orm,
+      deps.clock,
+      entitlements,
+      balances,
+      outboundEvents,
+      pool,
+      overageReporter,
+    ),
+    overageReporter,
     organizations,
     invitations,
     seatBilling,

@@ -115,7 +115,41 @@ export function createMeterEvent(em: Emulation, params: Params): Obj {
   return event;
 }
 
-/** A meter's events for a customer over `[start, end)` (event timestamps), oldest first. */
+/**
+ * `POST /v1/billing/meter_event_adjustments`: cancels a meter event by its identifier, so no meter counts
+ * it (Stripe allows this within 24 hours of the event). Cancelling a cancelled event changes nothing.
+ */
+export function createMeterEventAdjustment(em: Emulation, params: Params): Obj {
+  allow(params, ['event_name', 'type', 'cancel']);
+  const eventName = str(params, 'event_name', true)!;
+  const type = str(params, 'type', true)!;
+  if (type !== 'cancel') throw invalid('Invalid type: must be cancel', 'type');
+  const cancel = obj(params, 'cancel');
+  const identifier = cancel ? str(cancel, 'identifier') : undefined;
+  if (!identifier) throw invalid('Missing required param: cancel[identifier].', 'cancel[identifier]');
+  const event = em.state.meterEvents[identifier];
+  if (!event || event.event_name !== eventName)
+    throw invalid(
+      `No meter event with identifier \`${identifier}\` was found for event_name \`${eventName}\`.`,
+      'cancel[identifier]',
+    );
+  if (event.created <= now() - DAY)
+    throw invalid(
+      'A meter event can only be cancelled within 24 hours of its creation.',
+      'cancel[identifier]',
+    );
+  em.state.cancelledMeterEvents[identifier] ??= { identifier, cancelled_at: now() };
+  return {
+    object: 'billing.meter_event_adjustment',
+    cancel: { identifier },
+    event_name: eventName,
+    livemode: false,
+    status: 'complete',
+    type: 'cancel',
+  };
+}
+
+/** A meter's events for a customer over `[start, end)` (event timestamps), oldest first; cancelled ones left out. */
 export function meterEventsFor(
   em: Emulation,
   meterId: string,
@@ -131,7 +165,8 @@ export function meterEventsFor(
         e.event_name === meter.event_name &&
         e.payload[meter.customer_mapping.event_payload_key] === customerId &&
         e.timestamp >= start &&
-        e.timestamp < end,
+        e.timestamp < end &&
+        em.state.cancelledMeterEvents[e.identifier] === undefined,
     )
     .sort((a, b) => a.timestamp - b.timestamp || a.created - b.created);
 }

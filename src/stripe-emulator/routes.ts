@@ -33,7 +33,14 @@ import {
 import { eventOrFail, listEvents } from './events.js';
 import { previewInvoice } from './invoice-preview.js';
 import { invoiceOrFail, listInvoices } from './invoices.js';
-import { createMeter, createMeterEvent, listMeterEventSummaries, listMeters, meterOrFail } from './meters.js';
+import {
+  createMeter,
+  createMeterEvent,
+  createMeterEventAdjustment,
+  listMeterEventSummaries,
+  listMeters,
+  meterOrFail,
+} from './meters.js';
 import { bool, type Obj, type Params } from './parameters.js';
 import {
   createSetupIntent,
@@ -154,6 +161,11 @@ export const API_ROUTES: readonly Route[] = [
     handle: (em, p, id) => listMeterEventSummaries(em, id, p),
   },
   { method: 'post', path: '/billing/meter_events', handle: (em, p) => createMeterEvent(em, p) },
+  {
+    method: 'post',
+    path: '/billing/meter_event_adjustments',
+    handle: (em, p) => createMeterEventAdjustment(em, p),
+  },
   { method: 'get', path: '/events', handle: (em, p) => listEvents(em, p) },
   { method: 'get', path: '/events/:id', handle: (em, _p, id) => eventOrFail(em, id) },
 ];

@@ -24,6 +24,8 @@ export interface State {
   meters: Record<string, Obj>;
   /** Meter events by `identifier` (what Stripe de-duplicates them by). */
   meterEvents: Record<string, Obj>;
+  /** Cancelled meter events (meter event adjustments) by identifier: they count for nothing. */
+  cancelledMeterEvents: Record<string, Obj>;
   paymentMethods: Record<string, Obj>;
   setupIntents: Record<string, Obj>;
 }
@@ -44,6 +46,7 @@ const emptyState = (): State => ({
   invoiceItems: {},
   meters: {},
   meterEvents: {},
+  cancelledMeterEvents: {},
   paymentMethods: {},
   setupIntents: {},
 });

@@ -52,6 +52,7 @@ const balance = (used: number, granted: number, remaining: number) => ({
   granted,
   used,
   remaining,
+  overage: 0,
   resetsAt: null,
 });
 

@@ -638,8 +638,9 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     await hasText(cell('granted'), '5');
     await hasText(cell('used'), '3');
     await hasText(cell('remaining'), '12');
+    await hasText(cell('overage'), '0');
     expect(await balances()).toEqual([
-      { feature: 'calls', limit: 10, granted: 5, used: 3, remaining: 12, resetsAt },
+      { feature: 'calls', limit: 10, granted: 5, used: 3, remaining: 12, overage: 0, resetsAt },
     ]);
     const grantsOf = async () =>
       (
@@ -675,7 +676,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the app dashboard in a browser
     await hasText(cell('remaining'), '7');
     await hasCount(page.getByRole('button', { name: `Void grant ${grant.id}` }), 0);
     expect(await balances()).toEqual([
-      { feature: 'calls', limit: 10, granted: 0, used: 3, remaining: 7, resetsAt },
+      { feature: 'calls', limit: 10, granted: 0, used: 3, remaining: 7, overage: 0, resetsAt },
     ]);
     const [voided] = await grantsOf();
     expect(voided).toMatchObject({ id: grant.id, remaining: 0, voidedAt: expect.any(String) });

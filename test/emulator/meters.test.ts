@@ -101,6 +101,59 @@ describe('billing meters through the stripe SDK', () => {
     ).rejects.toMatchObject({ statusCode: 400, param: 'payload[stripe_customer_id]' });
   });
 
+  it('cancels a meter event by its identifier, so the meter no longer counts it', async () => {
+    const { stripe } = harness;
+    const eventName = `cancels_${Date.now()}`;
+    const { meter } = await meteredPrice(stripe, eventName, 2);
+    const customer = await stripe.customers.create({ email: 'cancel@example.com' });
+    const start = Math.floor(Date.now() / 1000) - 60;
+    for (const [identifier, value] of [
+      [`${eventName}-a`, '4'],
+      [`${eventName}-b`, '6'],
+    ] as const) {
+      await stripe.billing.meterEvents.create({
+        event_name: eventName,
+        identifier,
+        payload: { stripe_customer_id: customer.id, value },
+      });
+    }
+    const adjustment = await stripe.billing.meterEventAdjustments.create({
+      event_name: eventName,
+      type: 'cancel',
+      cancel: { identifier: `${eventName}-a` },
+    });
+    expect(adjustment).toEqual({
+      object: 'billing.meter_event_adjustment',
+      cancel: { identifier: `${eventName}-a` },
+      event_name: eventName,
+      livemode: false,
+      status: 'complete',
+      type: 'cancel',
+    });
+    // Cancelling again changes nothing.
+    await stripe.billing.meterEventAdjustments.create({
+      event_name: eventName,
+      type: 'cancel',
+      cancel: { identifier: `${eventName}-a` },
+    });
+    const summaries = await stripe.billing.meters.listEventSummaries(meter.id, {
+      customer: customer.id,
+      start_time: start,
+      end_time: start + 3600,
+    });
+    expect(summaries.data[0]).toMatchObject({ aggregated_value: 6 });
+    await expect(
+      stripe.billing.meterEventAdjustments.create({
+        event_name: eventName,
+        type: 'cancel',
+        cancel: { identifier: 'no_such_event' },
+      }),
+    ).rejects.toMatchObject({ statusCode: 400, param: 'cancel[identifier]' });
+    await expect(
+      stripe.billing.meterEventAdjustments.create({ event_name: eventName, type: 'cancel' }),
+    ).rejects.toMatchObject({ statusCode: 400, param: 'cancel[identifier]' });
+  });
+
   it('bills a metered item’s usage of the ended period on renewal, beside the licensed items', async () => {
     const { stripe } = harness;
     const eventName = `requests_${Date.now()}`;

@@ -31,7 +31,14 @@ describe('billing periods across a renewal', () => {
       .post('/v1/usage')
       .set(auth)
       .send({ customerId: customer.id, feature: 'calls', amount: 4 });
-    expect(used.body.balance).toEqual({ limit: 10, granted: 0, used: 4, remaining: 6, resetsAt: firstEnd });
+    expect(used.body.balance).toEqual({
+      limit: 10,
+      granted: 0,
+      used: 4,
+      remaining: 6,
+      overage: 0,
+      resetsAt: firstEnd,
+    });
 
     // The emulator counts in whole seconds: renew in a later second than the subscription began.
     const began = remote.items.data[0]!.current_period_start;
@@ -53,6 +60,7 @@ describe('billing periods across a renewal', () => {
       granted: 0,
       used: 0,
       remaining: 10,
+      overage: 0,
       resetsAt: secondEnd,
     });
   });

@@ -57,6 +57,7 @@ describe('metering webhooks', () => {
       granted: 2,
       used: 5,
       remaining: 0,
+      overage: 0,
       resetsAt: null,
     });
 

@@ -91,7 +91,7 @@ describe('metered plan features', () => {
       feature: 'calls',
       allowed: false,
       value: 1000,
-      balance: { limit: 1000, granted: 0, used: 998, remaining: 2, resetsAt: monthEnd },
+      balance: { limit: 1000, granted: 0, used: 998, remaining: 2, overage: 0, resetsAt: monthEnd },
     });
     const two = await server.http
       .get(`/v1/entitlements/check/calls?customerId=${customerId}&amount=2`)
@@ -114,13 +114,13 @@ describe('POST /v1/usage', () => {
       feature: 'calls',
       amount: 600,
       allowed: true,
-      balance: { limit: 1000, granted: 0, used: 600, remaining: 400, resetsAt: monthEnd },
+      balance: { limit: 1000, granted: 0, used: 600, remaining: 400, overage: 0, resetsAt: monthEnd },
     });
     const refused = await use(apiKey, { customerId, feature: 'calls', amount: 401 });
     expect(refused.status).toBe(200);
     expect(refused.body).toEqual({
       allowed: false,
-      balance: { limit: 1000, granted: 0, used: 600, remaining: 400, resetsAt: monthEnd },
+      balance: { limit: 1000, granted: 0, used: 600, remaining: 400, overage: 0, resetsAt: monthEnd },
     });
     const last = await use(apiKey, { customerId, feature: 'calls', amount: 400 });
     expect(last.body.balance).toEqual({
@@ -128,10 +128,11 @@ describe('POST /v1/usage', () => {
       granted: 0,
       used: 1000,
       remaining: 0,
+      overage: 0,
       resetsAt: monthEnd,
     });
     expect(await balances(apiKey, `?customerId=${customerId}`)).toEqual([
-      { feature: 'calls', limit: 1000, granted: 0, used: 1000, remaining: 0, resetsAt: monthEnd },
+      { feature: 'calls', limit: 1000, granted: 0, used: 1000, remaining: 0, overage: 0, resetsAt: monthEnd },
     ]);
   });
 
@@ -186,7 +187,14 @@ describe('burn-down, grants, expiry, void and refunds', () => {
     // Priority 10 first; then (priority 50) the grant expiring in 5 days, the allowance (expires at the
     // month's end, 22 days), the grant without expiry; priority 90 last.
     const res = await use(apiKey, { customerId, feature: 'calls', amount: 35 });
-    expect(res.body.balance).toEqual({ limit: 10, granted: 40, used: 35, remaining: 15, resetsAt: monthEnd });
+    expect(res.body.balance).toEqual({
+      limit: 10,
+      granted: 40,
+      used: 35,
+      remaining: 15,
+      overage: 0,
+      resetsAt: monthEnd,
+    });
     const list = await server.http.get(`/v1/credit-grants?customerId=${customerId}`).set(bearer(apiKey));
     const remaining = Object.fromEntries(list.body.data.map((g: any) => [g.id, g.remaining]));
     expect(remaining).toEqual({ [urgent.id]: 0, [expiring.id]: 0, [late.id]: 5, [neverFirst.id]: 10 });
@@ -240,13 +248,28 @@ describe('burn-down, grants, expiry, void and refunds', () => {
       expiresAt: new Date(START.getTime() + DAY).toISOString(),
     });
     const used = await use(apiKey, { customerId, feature: 'calls', amount: 6 });
-    expect(used.body.balance).toEqual({ limit: 10, granted: 4, used: 6, remaining: 8, resetsAt: monthEnd });
+    expect(used.body.balance).toEqual({
+      limit: 10,
+      granted: 4,
+      used: 6,
+      remaining: 8,
+      overage: 0,
+      resetsAt: monthEnd,
+    });
     clock.advance(2 * DAY);
     const refund = await server.http.post(`/v1/usage/${used.body.id}/refund`).set(bearer(apiKey));
     expect(refund.status).toBe(200);
     // The allowance's 2 come back; the expired grant's 4 lapse.
     expect(refund.body).toEqual({
-      balance: { feature: 'calls', limit: 10, granted: 0, used: 0, remaining: 10, resetsAt: monthEnd },
+      balance: {
+        feature: 'calls',
+        limit: 10,
+        granted: 0,
+        used: 0,
+        remaining: 10,
+        overage: 0,
+        resetsAt: monthEnd,
+      },
     });
     const list = await server.http.get(`/v1/credit-grants?customerId=${customerId}`).set(bearer(apiKey));
     expect(list.body.data).toEqual([expect.objectContaining({ id: expiring.id, remaining: 0 })]);
@@ -278,7 +301,7 @@ describe('periods', () => {
     clock.set(new Date('2027-04-02T00:00:00.000Z'));
     const april = '2027-05-01T00:00:00.000Z';
     expect(await balances(apiKey, `?customerId=${customerId}`)).toEqual([
-      { feature: 'calls', limit: 1000, granted: 500, used: 0, remaining: 1500, resetsAt: april },
+      { feature: 'calls', limit: 1000, granted: 500, used: 0, remaining: 1500, overage: 0, resetsAt: april },
     ]);
     // The rollover (from March) pays before April's allowance.
     const res = await use(apiKey, { customerId, feature: 'calls', amount: 600 });
@@ -287,6 +310,7 @@ describe('periods', () => {
       granted: 500,
       used: 600,
       remaining: 900,
+      overage: 0,
       resetsAt: april,
     });
     // May: April's unused 900 is capped at 500; the rest of April's rollover expired with April.
@@ -309,8 +333,16 @@ describe('periods', () => {
     expect((await use(apiKey, { customerId, feature: 'daily' })).body.allowed).toBe(false);
     clock.advance(DAY);
     expect(await balances(apiKey, `?customerId=${customerId}`)).toEqual([
-      { feature: 'daily', limit: 3, granted: 0, used: 0, remaining: 3, resetsAt: '2027-03-12T00:00:00.000Z' },
-      { feature: 'lifetime', limit: 2, granted: 0, used: 2, remaining: 0, resetsAt: null },
+      {
+        feature: 'daily',
+        limit: 3,
+        granted: 0,
+        used: 0,
+        remaining: 3,
+        overage: 0,
+        resetsAt: '2027-03-12T00:00:00.000Z',
+      },
+      { feature: 'lifetime', limit: 2, granted: 0, used: 2, remaining: 0, overage: 0, resetsAt: null },
     ]);
   });
 
@@ -331,6 +363,7 @@ describe('periods', () => {
       granted: 0,
       used: 40,
       remaining: 60,
+      overage: 0,
       resetsAt: anchor.toISOString(),
     });
     clock.set(new Date('2027-03-21T00:00:00.000Z'));
@@ -341,6 +374,7 @@ describe('periods', () => {
         granted: 0,
         used: 0,
         remaining: 100,
+        overage: 0,
         resetsAt: '2027-04-20T08:00:00.000Z',
       },
     ]);
@@ -445,7 +479,7 @@ describe('GraphQL twins', () => {
     expect(bySession.body.errors?.[0].extensions.code).toBe('FORBIDDEN');
 
     const used = await server.graphql(
-      `mutation { recordUsage(input: {feature: "calls", amount: 7}) { id allowed feature amount balance { limit granted used remaining resetsAt } } }`,
+      `mutation { recordUsage(input: {feature: "calls", amount: 7}) { id allowed feature amount balance { limit granted used remaining overage resetsAt } } }`,
       {},
       token,
     );
@@ -454,7 +488,7 @@ describe('GraphQL twins', () => {
       allowed: true,
       feature: 'calls',
       amount: 7,
-      balance: { limit: 10, granted: 5, used: 7, remaining: 8, resetsAt: monthEnd },
+      balance: { limit: 10, granted: 5, used: 7, remaining: 8, overage: 0, resetsAt: monthEnd },
     });
     const check = await server.graphql(
       `{ checkEntitlement(feature: "calls", amount: 9) { allowed value balance { remaining } } }`,

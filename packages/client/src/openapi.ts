@@ -415,7 +415,8 @@ export interface paths {
          * @description Tollgate's choice (request and response are not shown by the interface). `allowed` is true when
          *     the feature's value is `true`, a number above 0 or a non-empty string; an unknown feature gives
          *     `allowed: false, value: null`. Same context rules as `GET /v1/entitlements`. For a metered
-         *     feature `value` is its limit, `allowed` is `remaining ≥ amount` and `balance` is the live balance.
+         *     feature `value` is its limit, `allowed` is `remaining ≥ amount` (always true for a feature with
+         *     overage, whose consumption past the balance is billed) and `balance` is the live balance.
          */
         get: operations["checkEntitlement"];
         put?: never;
@@ -1272,19 +1273,22 @@ export interface components {
             allowed: boolean;
             /** @description The feature's value in the plan (a metered feature's limit); `null` for an unknown feature. */
             value: boolean | number | string | null;
-            /** @description Only for a metered feature; `allowed` is then `remaining ≥ amount`. */
+            /** @description Only for a metered feature; `allowed` is then `remaining ≥ amount` (true with overage). */
             balance?: components["schemas"]["Balance"];
         };
         /**
          * @description A metered feature's live balance. `limit`: this period's allowance; `granted`: active grants and
          *     the rollover; `used`: consumed this period (refunds deducted); `remaining`: what the unspent
-         *     active buckets hold (= limit + granted − used while nothing expired).
+         *     active buckets hold (= limit + granted − used while nothing expired); `overage`: consumed past
+         *     the balance this period (only a feature with overage; refunds deducted), billed per unit at the
+         *     feature's overage price.
          */
         Balance: {
             limit: number;
             granted: number;
             used: number;
             remaining: number;
+            overage: number;
             /**
              * Format: date-time
              * @description The period's end; `null` for a feature that never resets.
@@ -1348,6 +1352,7 @@ export interface components {
             granted: number;
             used: number;
             remaining: number;
+            overage: number;
             /** Format: date-time */
             resetsAt: string | null;
         };

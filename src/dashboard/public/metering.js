@@ -134,7 +134,7 @@ export function Metering({ appId, customerId }) {
       data && data.balances.length > 0
         ? html`<div class="table-wrap"><table>
           <caption class="visually-hidden">Balances</caption>
-          <thead><tr><th scope="col">Feature</th><th scope="col">Limit</th><th scope="col">Granted</th><th scope="col">Used</th><th scope="col">Remaining</th><th scope="col">Resets at</th></tr></thead>
+          <thead><tr><th scope="col">Feature</th><th scope="col">Limit</th><th scope="col">Granted</th><th scope="col">Used</th><th scope="col">Remaining</th><th scope="col">Overage</th><th scope="col">Resets at</th></tr></thead>
           <tbody>${data.balances.map(
             (b) => html`<tr key=${b.feature} data-feature=${b.feature}>
               <th scope="row"><code>${b.feature}</code></th>
@@ -142,6 +142,7 @@ export function Metering({ appId, customerId }) {
               <td data-column="granted">${b.granted}</td>
               <td data-column="used">${b.used}</td>
               <td data-column="remaining">${b.remaining}</td>
+              <td data-column="overage">${b.overage}</td>
               <td>${b.resetsAt ? formatDate(b.resetsAt) : 'never'}</td>
             </tr>`,
           )}</tbody>

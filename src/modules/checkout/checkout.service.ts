@@ -18,6 +18,7 @@ import { presentCustomer } from '../customers/customer.presenter.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import { Organization, OrganizationMember } from '../organizations/organization.entity.js';
 import type { PaymentProvider } from '../payments/payment-provider.js';
+import { overagePrices } from '../plans/metered-feature.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from '../subscriptions/subscription.entity.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
@@ -77,6 +78,8 @@ export class CheckoutService {
     const session = await this.payments.createCheckoutSession({
       priceId: plan.stripePriceId,
       quantity: await this.#quantity(plan, tracked),
+      // Overage is billed per unit through the plan's metered prices, items of their own.
+      meteredPriceIds: [...new Set(overagePrices(plan.features).values())],
       customer: provider,
       successUrl: body.successUrl,
       cancelUrl: body.cancelUrl,

@@ -168,7 +168,9 @@ export class EntitlementsService {
     const value = Object.hasOwn(features, name) ? features[name]! : null;
     if (this.balances && Object.hasOwn(state.metered, name)) {
       const balance = (await this.balances.one(context, state, name))!;
-      return { feature: name, allowed: balance.remaining >= amount, value, balance };
+      // A feature with overage allows consumption past its balance (billed per unit).
+      const overage = state.metered[name]!.overage !== undefined;
+      return { feature: name, allowed: overage || balance.remaining >= amount, value, balance };
     }
     return { feature: name, allowed: isAllowed(value), value };
   }

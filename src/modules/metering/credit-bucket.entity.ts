@@ -53,6 +53,10 @@ export class CreditBucket {
   @Property({ type: new BigIntType('number'), default: 0 })
   used: Opt<number> = 0;
 
+  /** An allowance's units consumed past the balance this period (a feature with overage), refunds deducted. */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  overage: Opt<number> = 0;
+
   /** Burn-down priority: lower first (0–100). */
   @Property({ type: 'integer', default: 50 })
   priority: Opt<number> = 50;

@@ -7,8 +7,9 @@ import type { UsageSource } from './usage-record.entity.js';
 
 /**
  * The burn-down rule (buckets pay in order of priority, lower first, then earliest expiry, no expiry last,
- * then creation time, then id) lives in one place: the database function `tollgate_consume`, created by
- * migrations/Migration20261126141000.ts, which every consumption runs.
+ * then creation time, then id) lives in one place: the database function `tollgate_consume`, which every
+ * consumption runs; its current text is in the newest migration that replaces it
+ * (migrations/Migration20261126150000.ts, which added overage).
  */
 /** The priority of plan allowances and rollovers, and a grant's default. */
 export const DEFAULT_PRIORITY = 50;
@@ -41,6 +42,8 @@ export interface Balance {
   readonly used: number;
   /** What the unspent active buckets hold. */
   readonly remaining: number;
+  /** Consumed past the balance this period (a feature with overage; refunds deducted), billed per unit. */
+  readonly overage: number;
   /** When the period ends; null for a feature that never resets. */
   readonly resetsAt: Date | null;
 }
@@ -68,6 +71,7 @@ interface BucketRow {
   readonly amount: string | null;
   readonly spent: string;
   readonly used: string;
+  readonly overage: string;
   /** Epoch milliseconds (timestamps are read as numbers: the driver hands back text). */
   readonly period_end: number | null;
 }
@@ -89,7 +93,7 @@ interface GrantRow {
 /** A timestamp column as epoch milliseconds. */
 const ms = (column: string, as: string) => `(extract(epoch from ${column}) * 1000)::float8 as ${as}`;
 
-const BUCKET_COLUMNS = `b.id, b.feature, b.kind, b.amount, b.spent, b.used, ${ms('b.period_end', 'period_end')}`;
+const BUCKET_COLUMNS = `b.id, b.feature, b.kind, b.amount, b.spent, b.used, b.overage, ${ms('b.period_end', 'period_end')}`;
 
 /** A grant that still pays: not voided, not expired. */
 const ACTIVE_GRANT = `b.kind = 'grant' and b.voided_at is null and (b.expires_at is null or b.expires_at > ?)`;
@@ -116,8 +120,8 @@ const CARRIED = `least(?::bigint, greatest(0, ?::bigint - coalesce((
 const READ_CARRIED = `select ${CARRIED} as carried`;
 
 /** One consumption, one statement (see `ledger.consume`). */
-const CONSUME = `select outcome, allowance_id, granted, used, remaining
-  from tollgate_consume(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)`;
+const CONSUME = `select outcome, allowance_id, granted, used, remaining, overage
+  from tollgate_consume(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)`;
 
 interface ConsumeRow {
   readonly outcome: 'recorded' | 'refused' | 'reaches_zero';
@@ -125,6 +129,7 @@ interface ConsumeRow {
   readonly granted: string;
   readonly used: string;
   readonly remaining: string;
+  readonly overage: string;
 }
 
 const GRANT_COLUMNS = `id, customer_id, organization_id, feature, amount, spent, priority, ${ms('expires_at', 'expires_at')},
@@ -155,6 +160,7 @@ function balanceOf(meter: Meter, rows: readonly BucketRow[], carried: number): B
   let granted = 0;
   let used = 0;
   let remaining = 0;
+  let overage = 0;
   let allowance = false;
   for (const row of rows) {
     if (row.feature !== meter.feature) continue;
@@ -163,13 +169,22 @@ function balanceOf(meter: Meter, rows: readonly BucketRow[], carried: number): B
     if (row.kind === 'allowance') {
       allowance = true;
       used = Number(row.used);
+      overage = Number(row.overage);
     } else {
       granted += Number(row.amount);
     }
   }
   if (!allowance) remaining += limit + carried;
   if (!allowance) granted += carried;
-  return { feature: meter.feature, limit, granted, used, remaining, resetsAt: meter.period.resetsAt };
+  return {
+    feature: meter.feature,
+    limit,
+    granted,
+    used,
+    remaining,
+    overage,
+    resetsAt: meter.period.resetsAt,
+  };
 }
 
 /**
@@ -226,7 +241,14 @@ function rollsOver(meter: Meter): boolean {
 
 /** The result of one consumption: recorded (with its usage id), or refused with nothing changed. */
 export type Consumption =
-  | { readonly allowed: true; readonly usageId: string; readonly balance: Balance; readonly before: Balance }
+  | {
+      readonly allowed: true;
+      readonly usageId: string;
+      readonly balance: Balance;
+      readonly before: Balance;
+      /** The part of the amount past the balance (0 unless the feature has overage). */
+      readonly overage: number;
+    }
   | { readonly allowed: false; readonly balance: Balance };
 
 /**
@@ -266,6 +288,7 @@ export const ledger = {
    * place, see its migration). Run alone it is its own transaction; in the ORM's transaction (`em`), the
    * allowance row it locks first serializes the subject's consumptions until that transaction commits.
    * `stopBeforeZero`: a consumption that would empty the balance takes nothing and answers `reaches_zero`.
+   * A feature with overage takes what the balance lacks as overage instead of refusing.
    */
   async consume(
     db: Db,
@@ -299,6 +322,7 @@ export const ledger = {
       JSON.stringify(metadata),
       now,
       stopBeforeZero,
+      definition.overage?.stripePriceId ?? null,
     ]);
     if (row!.outcome === 'reaches_zero') return { allowed: 'reaches_zero' };
     const before: Balance = {
@@ -307,14 +331,22 @@ export const ledger = {
       granted: Number(row!.granted),
       used: Number(row!.used),
       remaining: Number(row!.remaining),
+      overage: Number(row!.overage),
       resetsAt: period.resetsAt,
     };
     if (row!.outcome === 'refused') return { allowed: false, balance: before };
+    const paid = Math.min(amount, before.remaining);
     return {
       allowed: true,
       usageId,
       before,
-      balance: { ...before, used: before.used + amount, remaining: before.remaining - amount },
+      overage: amount - paid,
+      balance: {
+        ...before,
+        used: before.used + amount,
+        remaining: before.remaining - paid,
+        overage: before.overage + amount - paid,
+      },
     };
   },
 
@@ -331,18 +363,25 @@ export const ledger = {
   ): Promise<
     | { readonly result: 'missing' }
     | { readonly result: 'refunded' }
-    | { readonly result: 'ok'; readonly subjectId: string; readonly feature: string }
+    | {
+        readonly result: 'ok';
+        readonly subjectId: string;
+        readonly feature: string;
+        /** The usage's overage, whose meter event is now to be cancelled. */
+        readonly overage: number;
+      }
   > {
     const [usage] = await exec<{
       subject_id: string;
       feature: string;
       amount: string;
+      overage: string;
       period_end: unknown;
       sources: UsageSource[];
       refunded_at: Date | null;
     }>(
       em,
-      `select subject_id, feature, amount, period_end, sources, refunded_at from usage_record
+      `select subject_id, feature, amount, overage, period_end, sources, refunded_at from usage_record
         where id = ? and app_id = ? for update`,
       [usageId, appId],
     );
@@ -351,9 +390,9 @@ export const ledger = {
     // The usage's period allowance first, as a consumption of that period takes it, so the two never deadlock.
     await exec(
       em,
-      `update credit_bucket set used = used - ?
+      `update credit_bucket set used = used - ?, overage = overage - ?
         where subject_id = ? and feature = ? and kind = 'allowance' and period_end = ?`,
-      [usage.amount, usage.subject_id, usage.feature, usage.period_end],
+      [usage.amount, usage.overage, usage.subject_id, usage.feature, usage.period_end],
     );
     await exec(
       em,
@@ -363,7 +402,12 @@ export const ledger = {
       [JSON.stringify(usage.sources), now],
     );
     await exec(em, 'update usage_record set refunded_at = ? where id = ?', [now, usageId]);
-    return { result: 'ok', subjectId: usage.subject_id, feature: usage.feature };
+    return {
+      result: 'ok',
+      subjectId: usage.subject_id,
+      feature: usage.feature,
+      overage: Number(usage.overage),
+    };
   },
 
   /** Adds a grant to the subject's buckets. */

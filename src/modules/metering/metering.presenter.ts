@@ -11,18 +11,19 @@ export type UsageResult =
     }
   | { readonly allowed: false; readonly balance: Balance | null };
 
-/** A balance inside a check or a usage answer: `{limit, granted, used, remaining, resetsAt}`. */
+/** A balance inside a check or a usage answer: `{limit, granted, used, remaining, overage, resetsAt}`. */
 export function presentBalance(balance: Balance) {
   return {
     limit: balance.limit,
     granted: balance.granted,
     used: balance.used,
     remaining: balance.remaining,
+    overage: balance.overage,
     resetsAt: balance.resetsAt?.toISOString() ?? null,
   };
 }
 
-/** An item of `GET /v1/balances`: `{feature, limit, granted, used, remaining, resetsAt}`. */
+/** An item of `GET /v1/balances`: `{feature, limit, granted, used, remaining, overage, resetsAt}`. */
 export function presentFeatureBalance(balance: Balance) {
   return { feature: balance.feature, ...presentBalance(balance) };
 }

@@ -27,6 +27,7 @@ import {
   usageIdSchema,
   usageInputSchema,
 } from './metering.schemas.js';
+import type { OverageReporter } from './overage-reporter.js';
 
 /**
  * Metered features: atomic check-and-consume, refunds, grants and balances of a customer or an
@@ -42,6 +43,7 @@ export class MeteringService {
     private readonly events: OutboundEvents,
     /** The `pg` pool under the ORM, for the consumption's fast path. */
     private readonly pool: () => Promise<pg.Pool>,
+    private readonly overage: OverageReporter,
   ) {}
 
   #pool: Promise<pg.Pool> | undefined;
@@ -77,10 +79,12 @@ export class MeteringService {
     // there and is made again below, in the ORM's transaction, so its `usage.limit_reached` event commits
     // with it (at most once a period per subject and feature, unless refunds or grants refill the balance).
     const fast = await this.#consumeOnPool(subject, meter, amount, metadata, now);
-    if (fast.allowed !== 'reaches_zero') return resultOf(fast, meter.feature, amount);
-    return this.orm.em.transactional(async (em) => {
+    if (fast.allowed !== 'reaches_zero') return this.#reported(fast, meter.feature, amount);
+    const consumed = await this.orm.em.transactional(async (em) => {
       const consumed = await ledger.consume(em, subject, meter, amount, metadata, now);
-      if (consumed.allowed === true && consumed.balance.remaining === 0) {
+      // The first consumption that brings the balance to 0 (with overage, one may go past it).
+      const emptied = consumed.allowed === true && consumed.before.remaining > 0;
+      if (consumed.allowed === true && consumed.balance.remaining === 0 && (emptied || amount === 0)) {
         const whose = {
           customerId: context.customerId ?? null,
           organizationId: context.organizationId ?? null,
@@ -88,8 +92,19 @@ export class MeteringService {
         const data = { ...whose, feature, ...presentBalance(consumed.balance) };
         await this.events.record(em, context.appId, 'usage.limit_reached', data, subjectIdsOf(whose));
       }
-      return resultOf(consumed, feature, amount);
+      return consumed;
     });
+    return this.#reported(consumed, feature, amount);
+  }
+
+  /** The answer to a committed consumption; its overage, if any, is announced to the reporter first. */
+  async #reported(
+    consumed: Consumption | { readonly allowed: 'reaches_zero' },
+    feature: string,
+    amount: number,
+  ): Promise<UsageResult> {
+    if (consumed.allowed === true && consumed.overage > 0) await this.overage.announce(consumed.usageId);
+    return resultOf(consumed, feature, amount);
   }
 
   /** One consumption as a statement of its own on a pooled connection, stopping before 0. */
@@ -114,6 +129,8 @@ export class MeteringService {
     const refunded = await this.orm.em.transactional((em) => ledger.refund(em, caller.appId, id, now));
     if (refunded.result === 'missing') throw new NotFoundError('Usage', id);
     if (refunded.result === 'refunded') throw new ConflictError(`Usage ${id} has already been refunded`);
+    // A refunded overage is not billed: its meter event is cancelled (or never counted).
+    if (refunded.overage > 0) await this.overage.announce(id);
     const context = await this.#contextOfSubject(caller.appId, refunded.subjectId);
     const state = await this.entitlements.resolveState(context);
     return (
@@ -123,6 +140,7 @@ export class MeteringService {
         granted: 0,
         used: 0,
         remaining: 0,
+        overage: 0,
         resetsAt: null,
       }
     );

@@ -16,6 +16,10 @@ export class BalanceType {
   used!: number;
   @Field(() => Int, { description: 'What the unspent active buckets hold' })
   remaining!: number;
+  @Field(() => Int, {
+    description: 'Consumed past the balance this period (a feature with overage), billed per unit',
+  })
+  overage!: number;
   @Field(() => GraphQLDateTimeISO, { nullable: true, description: 'null for a feature that never resets' })
   resetsAt!: Date | null;
 

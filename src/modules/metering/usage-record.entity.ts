@@ -18,6 +18,12 @@ export interface UsageSource {
 @Index({ properties: ['subjectId', 'createdAt'] })
 @Index({ properties: ['customerId'] })
 @Index({ properties: ['organizationId'] })
+// The overage not yet reported (or refunded and not yet cancelled): what the report sweep reads.
+@Index({
+  name: 'usage_record_overage_pending_index',
+  expression:
+    'create index "usage_record_overage_pending_index" on "usage_record" ("created_at") where overage > 0 and (overage_reported_at is null or (refunded_at is not null and overage_cancelled_at is null))',
+})
 export class UsageRecord {
   @PrimaryKey({ type: 'text' })
   id!: string;
@@ -52,6 +58,22 @@ export class UsageRecord {
 
   @Property({ type: 'datetime', nullable: true })
   refundedAt: Date | null = null;
+
+  /** The part of `amount` past the balance, billed at `overagePriceId` (0: none). */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  overage: Opt<number> = 0;
+
+  /** The feature's overage price when the consumption was recorded; null without overage. */
+  @Property({ type: 'text', nullable: true })
+  overagePriceId: string | null = null;
+
+  /** When the overage reached the payment provider as a meter event (identifier: this usage's id). */
+  @Property({ type: 'datetime', nullable: true })
+  overageReportedAt: Date | null = null;
+
+  /** When a refunded overage's meter event was cancelled at the payment provider. */
+  @Property({ type: 'datetime', nullable: true })
+  overageCancelledAt: Date | null = null;
 
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();

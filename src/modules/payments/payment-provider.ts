@@ -13,6 +13,25 @@ export interface ProviderPrice {
   readonly usageType: 'licensed' | 'metered' | null;
   readonly unitAmount: number | null;
   readonly currency: string;
+  /** The Billing Meter a metered price bills (its usage comes from the meter's events); else null. */
+  readonly meter: string | null;
+}
+
+/** A Billing Meter: the events named `eventName` it aggregates. */
+export interface ProviderMeter {
+  readonly id: string;
+  readonly eventName: string;
+  readonly active: boolean;
+}
+
+/** A unit count reported to a meter for a provider customer, de-duplicated by `identifier`. */
+export interface MeterEventReport {
+  readonly eventName: string;
+  readonly customerId: string;
+  readonly value: number;
+  /** Unique per event: a second report with the same identifier is not counted again. */
+  readonly identifier: string;
+  readonly timestamp: Date;
 }
 
 /** Times are Unix seconds, as the provider gives them, so the coupon rules compare them directly. */
@@ -107,11 +126,16 @@ export interface ProviderSubscription {
   readonly metadata: Readonly<Record<string, string>>;
 }
 
-/** A move of the plan's item, found by its current price, to another price. */
+/**
+ * A move of the plan's item, found by its current price, to another price; the metered items of the
+ * current plan (its overage prices) the new plan lacks are removed, and the new plan's are added.
+ */
 export interface PriceChange {
   readonly fromPriceId: string;
   readonly priceId: string;
   readonly prorationBehavior: ProrationBehavior;
+  /** The metered prices of the current plan and of the new one (items found by price, never by position). */
+  readonly meteredPriceIds?: { readonly from: readonly string[]; readonly to: readonly string[] };
 }
 
 /** Stripe's words for how a price change is charged for the rest of the current period. */
@@ -147,6 +171,8 @@ export interface ProviderInvoice {
 
 export interface CheckoutSessionRequest {
   readonly priceId: string;
+  /** Metered prices (a plan's overage prices) the subscription also gets, as items with no quantity. */
+  readonly meteredPriceIds: readonly string[];
   /** An existing provider customer, or the e-mail to prefill for a new one. */
   readonly customer: { readonly id: string } | { readonly email: string };
   readonly successUrl: string;
@@ -204,6 +230,12 @@ export interface PaymentProvider {
     id: string,
   ): Promise<{ readonly id: string; readonly email: string | null; readonly name: string | null } | null>;
   retrievePrice(id: string): Promise<ProviderPrice | null>;
+  /** A Billing Meter, or null when it does not exist. */
+  retrieveMeter(id: string): Promise<ProviderMeter | null>;
+  /** Reports usage to a meter (Stripe's meter event); a repeated identifier is counted once. */
+  reportMeterEvent(event: MeterEventReport): Promise<void>;
+  /** Cancels a reported meter event by its identifier (Stripe's meter event adjustment), so it is not billed. */
+  cancelMeterEvent(input: { readonly eventName: string; readonly identifier: string }): Promise<void>;
   /** A recurring price on a new product (seeding and scripts). */
   createRecurringPrice(input: {
     readonly productName: string;

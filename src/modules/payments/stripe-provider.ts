@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import { DomainError, ProviderError, ProviderUnavailableError, ValidationError } from '../../core/errors.js';
 import {
   type CheckoutSessionRequest,
+  type MeterEventReport,
   type PaymentProvider,
   type PortalConfigurationRequest,
   type PriceChange,
@@ -10,6 +11,7 @@ import {
   type ProviderCheckoutSession,
   type ProviderCoupon,
   type ProviderEvent,
+  type ProviderMeter,
   type ProviderPrice,
   type ProviderPromotionCode,
   type ProviderSubscription,
@@ -88,6 +90,32 @@ export class StripePaymentProvider implements PaymentProvider {
     return price ? fromStripePrice(price) : null;
   }
 
+  async retrieveMeter(id: string): Promise<ProviderMeter | null> {
+    const meter = await orNull(() => this.#stripe.billing.meters.retrieve(id));
+    return meter ? { id: meter.id, eventName: meter.event_name, active: meter.status === 'active' } : null;
+  }
+
+  async reportMeterEvent(event: MeterEventReport): Promise<void> {
+    await call(() =>
+      this.#stripe.billing.meterEvents.create({
+        event_name: event.eventName,
+        identifier: event.identifier,
+        timestamp: Math.floor(event.timestamp.getTime() / 1000),
+        payload: { stripe_customer_id: event.customerId, value: String(event.value) },
+      }),
+    );
+  }
+
+  async cancelMeterEvent(input: { eventName: string; identifier: string }): Promise<void> {
+    await call(() =>
+      this.#stripe.billing.meterEventAdjustments.create({
+        event_name: input.eventName,
+        type: 'cancel',
+        cancel: { identifier: input.identifier },
+      }),
+    );
+  }
+
   async createRecurringPrice(input: {
     productName: string;
     unitAmount: number;
@@ -135,7 +163,10 @@ export class StripePaymentProvider implements PaymentProvider {
   ): Promise<{ id: string; url: string; expiresAt: Date }> {
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: 'subscription',
-      line_items: [{ price: input.priceId, quantity: input.quantity ?? 1 }],
+      line_items: [
+        { price: input.priceId, quantity: input.quantity ?? 1 },
+        ...input.meteredPriceIds.map((price) => ({ price })),
+      ],
       success_url: input.successUrl,
       cancel_url: input.cancelUrl,
       metadata: { ...input.metadata },
@@ -211,13 +242,13 @@ export class StripePaymentProvider implements PaymentProvider {
     change: PriceChange,
     idempotencyKey: string,
   ): Promise<ProviderSubscription> {
-    const itemId = await this.#itemId(id, change.fromPriceId);
+    const items = await this.#itemChanges(id, change);
     return fromStripeSubscription(
       await call(() =>
         this.#stripe.subscriptions.update(
           id,
           {
-            items: [{ id: itemId, price: change.priceId }],
+            items,
             proration_behavior: change.prorationBehavior,
             expand: [...WITH_COUPONS],
           },
@@ -232,13 +263,13 @@ export class StripePaymentProvider implements PaymentProvider {
     change: { priceId: string; quantity: number; prorationBehavior: ProrationBehavior },
     idempotencyKey: string,
   ): Promise<ProviderSubscription> {
-    const itemId = await this.#itemId(id, change.priceId);
+    const { item } = await this.#planItem(id, change.priceId);
     return fromStripeSubscription(
       await call(() =>
         this.#stripe.subscriptions.update(
           id,
           {
-            items: [{ id: itemId, quantity: change.quantity }],
+            items: [{ id: item.id, quantity: change.quantity }],
             proration_behavior: change.prorationBehavior,
           },
           { idempotencyKey },
@@ -248,12 +279,12 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   async previewPriceChange(id: string, change: PriceChange): Promise<{ amount: number; currency: string }> {
-    const itemId = await this.#itemId(id, change.fromPriceId);
+    const items = await this.#itemChanges(id, change);
     const preview = await call(() =>
       this.#stripe.invoices.createPreview({
         subscription: id,
         subscription_details: {
-          items: [{ id: itemId, price: change.priceId }],
+          items,
           proration_behavior: change.prorationBehavior,
         },
       }),
@@ -265,11 +296,14 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   /**
-   * The id of the subscription's item at `priceId` (the plan's item), which a price change names; other
-   * items (metered usage, add-ons) are never taken for it. A subscription of a single item whose price
-   * moved at Stripe since Tollgate last heard still has its one item changed.
+   * The subscription's items and its item at `priceId` (the plan's item), which a price or quantity change
+   * names; other items (metered usage, add-ons) are never taken for it. A subscription of a single item
+   * whose price moved at Stripe since Tollgate last heard still has its one item changed.
    */
-  async #itemId(subscriptionId: string, priceId: string): Promise<string> {
+  async #planItem(
+    subscriptionId: string,
+    priceId: string,
+  ): Promise<{ item: Stripe.SubscriptionItem; items: Stripe.SubscriptionItem[] }> {
     const subscription = await call(() => this.#stripe.subscriptions.retrieve(subscriptionId));
     const items = subscription.items.data;
     const item = items.find((i) => i.price.id === priceId) ?? (items.length === 1 ? items[0] : undefined);
@@ -278,7 +312,29 @@ export class StripePaymentProvider implements PaymentProvider {
         `Stripe subscription ${subscriptionId} has no item at price ${priceId} to change`,
       );
     }
-    return item.id;
+    return { item, items };
+  }
+
+  /**
+   * The item changes of a price change: the plan's item moves to the new price; the old plan's metered
+   * (overage) items the new plan lacks go, and the new plan's are added.
+   */
+  async #itemChanges(
+    subscriptionId: string,
+    change: PriceChange,
+  ): Promise<Stripe.SubscriptionUpdateParams.Item[]> {
+    const { item, items } = await this.#planItem(subscriptionId, change.fromPriceId);
+    const changes: Stripe.SubscriptionUpdateParams.Item[] = [{ id: item.id, price: change.priceId }];
+    const metered = change.meteredPriceIds ?? { from: [], to: [] };
+    for (const other of items) {
+      if (other.id === item.id) continue;
+      if (metered.from.includes(other.price.id) && !metered.to.includes(other.price.id))
+        changes.push({ id: other.id, deleted: true });
+    }
+    for (const price of new Set(metered.to)) {
+      if (!items.some((i) => i.price.id === price)) changes.push({ price });
+    }
+    return changes;
   }
 
   async listSubscriptions(customerId: string): Promise<ProviderSubscription[]> {
@@ -443,6 +499,7 @@ function fromStripePrice(price: Stripe.Price): ProviderPrice {
     usageType: !price.recurring ? null : price.recurring.usage_type === 'metered' ? 'metered' : 'licensed',
     unitAmount: price.unit_amount,
     currency: price.currency,
+    meter: price.recurring?.meter ?? null,
   };
 }
 

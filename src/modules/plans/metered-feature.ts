@@ -5,12 +5,15 @@ export type MeteredReset = 'billing_period' | 'month' | 'day' | 'never';
 
 /**
  * A metered plan feature: `limit` units per period; `rollover.max` caps how much of a period's unused
- * allowance carries into the next one (where it lasts until that period's end).
+ * allowance carries into the next one (where it lasts until that period's end). With `overage`,
+ * consumption past the balance is allowed and billed per unit at the named Stripe price (metered, backed
+ * by a Billing Meter), which checkout and plan changes put on the subscription beside the plan's price.
  */
 export interface MeteredFeature {
   readonly limit: number;
   readonly reset: MeteredReset;
   readonly rollover?: { readonly max: number };
+  readonly overage?: { readonly stripePriceId: string };
 }
 
 /** Amounts are whole units up to a billion: exact in JavaScript numbers and in PostgreSQL `bigint`. */
@@ -28,7 +31,21 @@ export const meteredFeatureSchema = z.strictObject({
   limit: units('limit'),
   reset: z.enum(['billing_period', 'month', 'day', 'never']),
   rollover: z.strictObject({ max: units('rollover.max') }).optional(),
+  overage: z
+    .strictObject({
+      stripePriceId: z.string().regex(/^[A-Za-z0-9_]{1,255}$/, 'must be a Stripe price id such as price_123'),
+    })
+    .optional(),
 });
+
+/** The overage prices of a plan's metered features, by feature, in the plan's order. */
+export function overagePrices(features: Readonly<Record<string, unknown>>): Map<string, string> {
+  const prices = new Map<string, string>();
+  for (const [name, value] of Object.entries(features)) {
+    if (isMetered(value) && value.overage) prices.set(name, value.overage.stripePriceId);
+  }
+  return prices;
+}
 
 /** Whether a plan feature's value is a metered definition (the other values are scalars). */
 export function isMetered(value: unknown): value is MeteredFeature {

@@ -8,6 +8,7 @@ import { App } from '../apps/app.entity.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import type { PaymentProvider, ProviderPrice } from '../payments/payment-provider.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
+import { overagePrices } from './metered-feature.js';
 import { Plan } from './plan.entity.js';
 import { presentPlan } from './plan.presenter.js';
 import { planInputSchema, planPriceSchema } from './plans.schemas.js';
@@ -40,6 +41,10 @@ export class PlansService {
       const current = await this.orm.em.fork().findOne(Plan, { app, slug }, { fields: ['stripePriceId'] });
       if (current?.stripePriceId !== fields.stripePriceId)
         await this.#assertSellablePrice(fields.stripePriceId);
+    }
+    if (fields.features) {
+      for (const [feature, priceId] of overagePrices(fields.features))
+        await this.#assertOveragePrice(`features.${feature}.overage.stripePriceId`, priceId);
     }
     return this.orm.em.transactional(async (em) => {
       if (!(await em.findOne(App, { id: app }))) throw new NotFoundError('App', app);
@@ -89,6 +94,26 @@ export class PlansService {
             ? `price ${priceId} is metered (usage_type=metered): a plan needs a licensed recurring price`
             : null;
     if (problem) throw ValidationError.forField('stripePriceId', problem);
+  }
+
+  /**
+   * An overage price bills reported usage: it must be an active recurring price with
+   * `usage_type=metered` whose Billing Meter exists and is active (meter events are sent by its event name).
+   */
+  async #assertOveragePrice(field: string, priceId: string): Promise<void> {
+    const price = await this.payments.retrievePrice(priceId);
+    let problem = !price
+      ? `no such price at the payment provider: ${priceId}`
+      : !price.active
+        ? `price ${priceId} is not active at the payment provider`
+        : price.usageType !== 'metered' || price.meter === null
+          ? `price ${priceId} is not metered: an overage price needs recurring.usage_type=metered and a Billing Meter`
+          : null;
+    if (!problem && price?.meter) {
+      const meter = await this.payments.retrieveMeter(price.meter);
+      if (!meter?.active) problem = `the Billing Meter ${price.meter} of price ${priceId} is not active`;
+    }
+    if (problem) throw ValidationError.forField(field, problem);
   }
 
   /** The plans of the caller's app (an API key or session), or of `appId` for the operator. */

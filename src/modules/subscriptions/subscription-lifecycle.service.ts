@@ -17,6 +17,7 @@ import type {
   ProrationBehavior,
   ProviderSubscription,
 } from '../payments/payment-provider.js';
+import { overagePrices } from '../plans/metered-feature.js';
 import { Plan } from '../plans/plan.entity.js';
 import { Subscription } from './subscription.entity.js';
 import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
@@ -129,7 +130,12 @@ export class SubscriptionLifecycleService {
         this.payments.changeSubscriptionPrice(
           subscription.stripeSubscriptionId,
           // The plan's item is the one at the current plan's price.
-          { fromPriceId: currentPrice(subscription), priceId: target.stripePriceId!, prorationBehavior },
+          {
+            fromPriceId: currentPrice(subscription),
+            priceId: target.stripePriceId!,
+            prorationBehavior,
+            meteredPriceIds: meteredPriceChange(subscription, target),
+          },
           idempotencyKey,
         ),
       // Named, not looked up by price, so two plans sharing a price cannot be confused.
@@ -162,6 +168,7 @@ export class SubscriptionLifecycleService {
       fromPriceId: currentPrice(subscription),
       priceId: target.stripePriceId!,
       prorationBehavior,
+      meteredPriceIds: meteredPriceChange(subscription, target),
     });
     return { planId: target.slug, prorationBehavior, ...preview };
   }
@@ -280,4 +287,12 @@ function planChangeProblem(subscription: Subscription, target: Plan): string | n
   }
   if (subscription.plan.id === target.id) return `The subscription is already on plan "${target.slug}"`;
   return null;
+}
+
+/** The overage prices (metered items) of the subscription's plan and of the plan it moves to. */
+function meteredPriceChange(subscription: Subscription, target: Plan): { from: string[]; to: string[] } {
+  return {
+    from: [...overagePrices(subscription.plan.features).values()],
+    to: [...overagePrices(target.features).values()],
+  };
 }
