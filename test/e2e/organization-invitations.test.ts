@@ -64,7 +64,9 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'organization invitations in a 
       res.writeHead(200, { 'content-type': 'text/html' }).end(callbackPage(server.url, currentAppId));
     });
     await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
-    appUrl = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}`;
+    // localhost, not 127.0.0.1: an app's callback patterns also open CORS for app-less paths to every
+    // test sharing the database, and 127.0.0.1 stands for an origin no app allows (test/e2e/graphiql.test.ts).
+    appUrl = `http://localhost:${(appServer.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     await browser?.close();
@@ -75,7 +77,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'organization invitations in a 
   it('invites from the dashboard, e-mails the link, and the link accepts the invitation in the browser', async () => {
     const { appId, apiKey } = await server.createApp({
       organizationsEnabled: true,
-      allowedCallbackUrls: 'http://127.0.0.1:*/app/*',
+      allowedCallbackUrls: 'http://localhost:*/app/*',
     });
     const plan = await server.graphql(
       `mutation($appId: ID!, $input: PlanInput!) { upsertPlan(appId: $appId, input: $input) { id } }`,
