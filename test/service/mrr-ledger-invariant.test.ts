@@ -163,4 +163,16 @@ describe('the MRR ledger invariant', () => {
           ]);
         }
   });
+
+  it("records movements through a database function whose kind is the rules module's SQL, to the letter", async () => {
+    const [row] = await core.deps.orm.em
+      .getConnection()
+      .execute<{ source: string }[]>(
+        `select prosrc as source from pg_proc where proname = 'tollgate_record_mrr_movement'`,
+      );
+    const squeeze = (text: string) => text.replace(/\s+/g, ' ');
+    expect(squeeze(row!.source)).toContain(
+      squeeze(`${movementKindSql('s.mrr', "s.mrr + (v.j->>'delta')::bigint", 's.counted')} as kind`),
+    );
+  });
 });

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { newId } from '../../core/ids.js';
 import type { MovementCause } from './mrr-movement.entity.js';
-import { movementKindSql, statusClass } from './mrr-rules.js';
+import { statusClass } from './mrr-rules.js';
 
 /** How a subscription counted, before or after a change. */
 export interface CountedState {
@@ -65,12 +65,6 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
     return;
   const run = <T>(sql: string, params: unknown[]) =>
     em.getConnection().execute<T[]>(sql, params, 'all', em.getTransactionContext());
-  await run('select pg_advisory_xact_lock_shared(?, hashtext(?)), pg_advisory_xact_lock(?, hashtext(?))', [
-    APP_LEDGER_LOCK,
-    change.appId,
-    SUBJECT_LEDGER_LOCK,
-    `${change.appId}/${subjectId}`,
-  ]);
   const running = (c: string) => c === 'active' || c === 'trialing';
   const ended = classAfter === 'ended' && classBefore !== 'ended';
   const converted = classBefore === 'trialing' && classAfter === 'active';
@@ -124,61 +118,12 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
     at: change.occurredAt?.toISOString() ?? null,
     byPlan,
   };
-  // Read after the lock (a statement of its own: its snapshot sees every movement committed before),
-  // the subject's MRR in the currency and whether it ever had MRR judge the kind; the movement and its
-  // day's totals are written in the same statement.
-  await run(
-    `with v as (select ?::jsonb as j),
-     subject as (
-       -- Its values as sub-selects (run once, before the scan): the subject's movements are found by index.
-       select coalesce(sum(m.mrr_after - m.mrr_before), 0) as mrr,
-              coalesce(bool_or(m.kind is not null), false) as counted,
-              coalesce(bool_or(m.started and m.subscription_id = (select j->>'subscription' from v)), false) as started
-         from mrr_movement m
-        where m.app_id = (select j->>'app' from v) and m.subject_id = (select j->>'subject' from v)
-          and m.currency = (select j->>'currency' from v)
-     ), k as (
-       select s.mrr as subject_before, s.mrr + (v.j->>'delta')::bigint as subject_after,
-              ${movementKindSql('s.mrr', "s.mrr + (v.j->>'delta')::bigint", 's.counted')} as kind,
-              (v.j->>'mayStart')::boolean and not s.started as started
-         from subject s, v
-     ), m as (
-       insert into mrr_movement (id, app_id, subscription_id, subject_id, customer_id, organization_id, plan_id,
-                                 plan_before_id, currency, mrr_before, mrr_after, subject_mrr_before,
-                                 subject_mrr_after, kind, cause, status_before, status_after, started, ended,
-                                 converted, backfilled, occurred_at)
-       select j->>'id', j->>'app', j->>'subscription', j->>'subject', j->>'customer', j->>'organization', j->>'plan',
-              j->>'planBefore', j->>'currency', (j->>'before')::bigint, (j->>'after')::bigint, k.subject_before,
-              k.subject_after, k.kind, j->>'cause', j->>'statusBefore', j->>'statusAfter', k.started,
-              (j->>'ended')::boolean, (j->>'converted')::boolean, (j->>'backfilled')::boolean,
-              coalesce((j->>'at')::timestamptz, now())
-         from v, k
-       returning app_id, currency, (occurred_at at time zone 'UTC')::date as day, kind, started, ended, converted,
-                 mrr_after - mrr_before as delta
-     )
-     insert into mrr_daily as d (app_id, currency, day, plan_id, mrr_delta, active_delta, trialing_delta, new_mrr,
-                                 expansion_mrr, contraction_mrr, churned_mrr, reactivation_mrr,
-                                 new_subscriptions, canceled_subscriptions, trial_conversions)
-     select m.app_id, m.currency, m.day, p.plan, p.mrr, p.active, p.trialing,
-            case when p.first and m.kind = 'new' then m.delta else 0 end,
-            case when p.first and m.kind = 'expansion' then m.delta else 0 end,
-            case when p.first and m.kind = 'contraction' then -m.delta else 0 end,
-            case when p.first and m.kind = 'churn' then -m.delta else 0 end,
-            case when p.first and m.kind = 'reactivation' then m.delta else 0 end,
-            (p.first and m.started)::int, (p.first and m.ended)::int, (p.first and m.converted)::int
-       from m, v, jsonb_to_recordset(v.j->'byPlan') as p(plan text, mrr bigint, active int, trialing int, first boolean)
-     on conflict (app_id, currency, day, plan_id) do update set
-       mrr_delta = d.mrr_delta + excluded.mrr_delta,
-       active_delta = d.active_delta + excluded.active_delta,
-       trialing_delta = d.trialing_delta + excluded.trialing_delta,
-       new_mrr = d.new_mrr + excluded.new_mrr,
-       expansion_mrr = d.expansion_mrr + excluded.expansion_mrr,
-       contraction_mrr = d.contraction_mrr + excluded.contraction_mrr,
-       churned_mrr = d.churned_mrr + excluded.churned_mrr,
-       reactivation_mrr = d.reactivation_mrr + excluded.reactivation_mrr,
-       new_subscriptions = d.new_subscriptions + excluded.new_subscriptions,
-       canceled_subscriptions = d.canceled_subscriptions + excluded.canceled_subscriptions,
-       trial_conversions = d.trial_conversions + excluded.trial_conversions`,
-    [JSON.stringify(values)],
-  );
+  // One statement: the database function takes the locks, then (a fresh snapshot, seeing every movement
+  // committed before them) reads the subject's MRR in the currency and whether it ever had MRR, judges
+  // the kind, and writes the movement and its day's totals (migrations/Migration20261126160000.ts).
+  await run('select tollgate_record_mrr_movement(?::jsonb, ?, ?)', [
+    JSON.stringify(values),
+    APP_LEDGER_LOCK,
+    SUBJECT_LEDGER_LOCK,
+  ]);
 }
