@@ -106,6 +106,10 @@ describe('per-seat billing', () => {
     const stripeId = subscription.stripe_subscription_id;
     expect(await quantityAtStripe(stripeId, priceId)).toBe(1);
     expect(await prorations(stripeId)).toEqual([]);
+    // The quantity bought at checkout shows before any membership change.
+    const bought = await server.http.get(`/v1/organizations/${orgId}/seats`).set(bearer(apiKey));
+    expect(bought.status).toBe(200);
+    expect(bought.body.quantity).toBe(1);
 
     const members = [await fx.customer(), await fx.customer(), await fx.customer()];
     for (const member of members) await add(apiKey, orgId, member);

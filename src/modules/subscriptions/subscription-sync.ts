@@ -34,6 +34,12 @@ export async function applyProviderState(
     const plan = await planForPrices(em, subscription.app.id, remote.priceIds);
     if (plan) subscription.plan = plan;
   }
+  // A per-seat subscription shows the quantity it was bought with until a seat job sets one (with the
+  // membership version that orders later changes; see modules/organizations/seat-billing.ts).
+  if (subscription.plan.seats?.mode === 'per_seat' && subscription.seatQuantity === null) {
+    const item = remote.items.find((i) => i.priceId === subscription.plan.stripePriceId);
+    if (item) subscription.seatQuantity = item.quantity;
+  }
   countSubscription(subscription, remote);
 }
 
