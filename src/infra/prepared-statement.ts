@@ -30,35 +30,29 @@ export class PreparedStatement<Row extends object> {
       throw new Error(`${this.#name} runs on its own connection, outside the caller's transaction`);
     }
     const pool = (await em.getConnection().getNativeClient()) as pg.Pool;
-    // The promise form: the pool's `connect` is wrapped per request (src/graphql/connection-share.ts).
-    const client = await pool.connect();
-    try {
+    return withPooledClient(pool, async (client) => {
       const result = await client.query<Row>({ name: this.#name, text: this.#text, values: [...values] });
       return result.rows;
-    } finally {
-      // A connection that failed or timed out under the statement has given itself back already
-      // (src/db.ts), and this release is then a no-op.
-      client.release();
-    }
+    });
   }
 }
 
 /**
  * Runs `fn` on a client lent by the pool, outside the ORM's unit of work (a hot path's prepared
- * statements, each its own transaction). A client whose work failed goes back to be destroyed.
+ * statements, each its own transaction), and gives the client back.
  */
 export async function withPooledClient<T>(
   pool: pg.Pool,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
+  // The promise form: the pool's `connect` is wrapped per request (src/graphql/connection-share.ts).
   const client = await pool.connect();
-  let failure: Error | undefined;
   try {
     return await fn(client);
-  } catch (error) {
-    failure = error instanceof Error ? error : new Error(String(error));
-    throw error;
   } finally {
-    client.release(failure);
+    // A connection that failed or timed out under a statement has given itself back already
+    // (src/db.ts), and this release is then a no-op; after a statement that merely failed, the
+    // connection is in no transaction and is fit for the next borrower.
+    client.release();
   }
 }

@@ -11,9 +11,6 @@ import type { UsageSource } from './usage-record.entity.js';
  * consumption runs; its current text is in the newest migration that replaces it
  * (migrations/Migration20261126150000.ts, which added overage).
  */
-/** The priority of plan allowances and rollovers, and a grant's default. */
-export const DEFAULT_PRIORITY = 50;
-
 /** Whose balance: a customer, or an organization (with the member acting, if any). */
 export interface Subject {
   readonly appId: string;
