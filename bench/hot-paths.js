@@ -4,8 +4,13 @@
  *   apiKey        GET /v1/entitlements/check/sso?customerId=…        with an API key
  *   authSession   GET /v1/apps/:appId/auth/session                   with a session token
  *   graphql       POST /graphql { checkEntitlement(feature, customerId) } with an API key
- * and, as the floor under all of them, a raw node:http + pg server answering the session check with
- * one SQL statement (the baseline of bench/entitlements-check.js).
+ *   customer      GET /v1/customers/:id                              with an API key
+ *   create        POST /v1/customers (a new e-mail each time)        with an API key, in an app of
+ *                 BENCH_CREATE_APP_CUSTOMERS customers (default 1 000 000; seeding them takes a minute)
+ * and, as the floor under them, a raw node:http + pg server doing the same database work with one
+ * prepared statement per request (credential included): `baseline` (the session check, as in
+ * bench/entitlements-check.js), `apiKeyRaw`, `customerRaw` and `createRaw` (the customer's row and its
+ * outbound event, as Tollgate writes them).
  *
  * On a freshly seeded scratch database (DATABASE_URL's server, else postgres://postgres@127.0.0.1:5432/
  * postgres; dropped afterwards), autocannon over loopback, BENCH_CONNECTIONS connections (each one a
@@ -13,7 +18,8 @@
  * round. Prints medians with their spread and the machine's load, the ratios the targets are about, and
  * exits 1 when a target is missed or any answer was not 200:
  *   apiKey and authSession ≥ 2/3 of session's throughput; p99 < 5 ms for those three; graphql ≥ 3/4 of
- *   apiKey's (the same check over REST with the same credential).
+ *   apiKey's (the same check over REST with the same credential); against the raw server: the checks
+ *   ≥ 1.0 (they are answered from memory), `GET /v1/customers/:id` ≥ 0.6, `POST /v1/customers` ≥ 0.5.
  *
  * Each row also shows the Tollgate process's CPU time per request (user + system, from /proc), which moves
  * far less than throughput when other work shares the machine.
@@ -46,6 +52,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 1000);
+const CREATE_APP_CUSTOMERS = Number(process.env.BENCH_CREATE_APP_CUSTOMERS ?? 1_000_000);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const COMPARE_FLAGS = process.env.BENCH_COMPARE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
 /** Tollgate runs with the Node options the image sets (the Dockerfile's NODE_OPTIONS). */
@@ -90,8 +97,21 @@ async function main() {
       apiKey: { server, ...apiKeyCheck(seeded) },
       authSession: { server, ...authSession(seeded) },
       graphql: { server, ...graphqlCheck(seeded) },
+      customer: { server, ...customerRead(seeded) },
+      create: { server, ...customerCreate(seeded, `${process.pid}-${server === tollgate ? 'a' : 'b'}`) },
     });
-    const paths = { ...tollgatePaths(tollgate), baseline: { server: baseline, ...sessionCheck(seeded) } };
+    // Each raw path follows the Tollgate path it is the floor of, so the pair shares the machine's mood.
+    const paths = {};
+    const raw = {
+      session: ['baseline', sessionCheck(seeded)],
+      apiKey: ['apiKeyRaw', apiKeyCheck(seeded)],
+      customer: ['customerRaw', customerRead(seeded)],
+      create: ['createRaw', customerCreate(seeded, `${process.pid}-raw`)],
+    };
+    for (const [kind, spec] of Object.entries(tollgatePaths(tollgate))) {
+      paths[kind] = spec;
+      if (raw[kind]) paths[raw[kind][0]] = { server: baseline, ...raw[kind][1] };
+    }
     // BENCH_PATHS=apiKey,graphql measures only those (e.g. while profiling one of them).
     const only = process.env.BENCH_PATHS?.split(',');
     if (only) for (const kind of Object.keys(paths)) if (!only.includes(kind)) delete paths[kind];
@@ -150,7 +170,10 @@ async function main() {
       'apiKey / session': [ratio('apiKey', 'session'), 2 / 3],
       'authSession / session': [ratio('authSession', 'session'), 2 / 3],
       'graphql / apiKey (REST)': [ratio('graphql', 'apiKey'), 3 / 4],
-      'session / baseline': [ratio('session', 'baseline'), 0],
+      'session / baseline (raw)': [ratio('session', 'baseline'), 1],
+      'apiKey / apiKeyRaw': [ratio('apiKey', 'apiKeyRaw'), 1],
+      'customer / customerRaw': [ratio('customer', 'customerRaw'), 0.6],
+      'create / createRaw': [ratio('create', 'createRaw'), 0.5],
     };
     const comparison = compared
       ? Object.fromEntries(
@@ -232,7 +255,30 @@ async function seed(url) {
         [`key_bench_${i}`, hashSecret(apiKey), apiKey.slice(0, 12)],
       );
     }
-    return { appId: 'app_bench', tokens, apiKeys, customers: tokens.map((_, i) => `cus_bench_${i}`) };
+    // The app customers are created in: CREATE_APP_CUSTOMERS of them already, as in a grown app.
+    await client.query(`insert into app (id, name) values ('app_create', 'create')`);
+    await client.query(
+      `insert into customer (id, app_id, email, email_lower, name, metadata, created_at, updated_at)
+         select 'cus_grown_' || i, 'app_create', 'grown-' || i || '@example.com', 'grown-' || i || '@example.com',
+                null, '{}', now() - (i || ' seconds')::interval, now() - (i || ' seconds')::interval
+           from generate_series(1, $1) i`,
+      [CREATE_APP_CUSTOMERS],
+    );
+    await client.query('analyze customer');
+    const createKeys = Array.from({ length: CONNECTIONS }, () => randomSecret(API_KEY_PREFIX));
+    for (const [i, apiKey] of createKeys.entries()) {
+      await client.query(
+        `insert into api_key (id, app_id, key_hash, prefix) values ($1, 'app_create', $2, $3)`,
+        [`key_create_${i}`, hashSecret(apiKey), apiKey.slice(0, 12)],
+      );
+    }
+    return {
+      appId: 'app_bench',
+      tokens,
+      apiKeys,
+      createKeys,
+      customers: tokens.map((_, i) => `cus_bench_${i}`),
+    };
   } finally {
     await client.end();
   }
@@ -277,6 +323,35 @@ function graphqlCheck({ apiKeys, customers }) {
   };
 }
 
+function customerRead({ apiKeys, customers }) {
+  return {
+    perClient: (i) => ({
+      path: `/v1/customers/${customers[i]}`,
+      headers: { authorization: `Bearer ${apiKeys[i % apiKeys.length]}` },
+    }),
+  };
+}
+
+/** A new e-mail at every request: `tag` keeps each server's addresses apart. */
+function customerCreate({ createKeys }, tag) {
+  let n = 0;
+  return {
+    perClient: (i) => ({
+      path: '/v1/customers',
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${createKeys[i % createKeys.length]}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ email: `new-${tag}-${n++}@example.com`, name: 'New' }),
+      setupRequest: (req) => ({
+        ...req,
+        body: JSON.stringify({ email: `new-${tag}-${n++}@example.com`, name: 'New' }),
+      }),
+    }),
+  };
+}
+
 /** Each path must answer a sample of its requests with 200 and the expected value before it is measured. */
 async function verify(row, spec) {
   const kind = row.replace(/@B$/, '');
@@ -284,6 +359,16 @@ async function verify(row, spec) {
     const { path: p, method, headers, body } = spec.perClient(i);
     const res = await fetch(`${spec.server.target}${p}`, { method: method ?? 'GET', headers, body });
     const json = await res.json();
+    if (kind.startsWith('customer')) {
+      if (res.status !== 200 || json.id !== `cus_bench_${i}` || json.email !== `bench-${i}@example.com`)
+        throw new Error(`${row} answered ${res.status} ${JSON.stringify(json)} for customer ${i}`);
+      continue;
+    }
+    if (kind.startsWith('create')) {
+      if (res.status !== 201 || !json.id?.startsWith('cus_') || json.name !== 'New')
+        throw new Error(`${row} answered ${res.status} ${JSON.stringify(json)}`);
+      continue;
+    }
     const value =
       kind === 'graphql'
         ? json.data?.checkEntitlement?.value
@@ -306,8 +391,10 @@ function run(spec, duration) {
     connections: CONNECTIONS,
     duration,
     setupClient: (client) => {
-      const { path: p, method, headers, body } = spec.perClient(next++ % CONNECTIONS);
-      client.setRequests([{ path: p, method: method ?? 'GET', headers, body }]);
+      const { path: p, method, headers, body, setupRequest } = spec.perClient(next++ % CONNECTIONS);
+      client.setRequests([
+        { path: p, method: method ?? 'GET', headers, body, ...(setupRequest && { setupRequest }) },
+      ]);
     },
   });
 }
@@ -371,42 +458,93 @@ async function serveTollgate(url, root) {
   process.send(server.url);
 }
 
-/** Child: the raw session check, one SQL statement per request (as in bench/entitlements-check.js). */
+/**
+ * Child: the raw server, one prepared statement per request with the credential checked in it: the
+ * session check (as in bench/entitlements-check.js), the same check with an API key, a customer read and
+ * a customer create (the row and its outbound event, which finds no endpoint, in one statement).
+ */
 async function serveBaseline(url) {
   const pool = new pg.Pool({ connectionString: url, max: 20 });
-  const sql = `
-    select p.features -> $2 as value
-      from session s
-      left join plan p on p.id = coalesce(
-        (select sub.plan_id from subscription sub
-          where sub.app_id = s.app_id and sub.customer_id = s.customer_id and sub.organization_id is null
-            and sub.status in ('trialing', 'active', 'past_due')
-          order by sub.created_at desc, sub.id desc limit 1),
-        (select d.id from plan d where d.app_id = s.app_id and d.is_default limit 1))
-     where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now() and s.organization_id is null`;
-  const prefix = '/v1/entitlements/check/';
+  const planOf = (app, customer) => `
+    select p.features -> $2 as value from plan p where p.id = coalesce(
+      (select sub.plan_id from subscription sub
+        where sub.app_id = ${app} and sub.customer_id = ${customer} and sub.organization_id is null
+          and sub.status in ('trialing', 'active', 'past_due')
+        order by sub.created_at desc, sub.id desc limit 1),
+      (select d.id from plan d where d.app_id = ${app} and d.is_default limit 1))`;
+  const statements = {
+    session: `
+      select x.value from session s left join lateral (${planOf('s.app_id', 's.customer_id')}) x on true
+       where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now() and s.organization_id is null`,
+    apiKey: `
+      select x.value from api_key k left join lateral (${planOf('k.app_id', '$3')}) x on true
+       where k.key_hash = $1 and k.revoked_at is null`,
+    customer: `
+      select c.id, c.email, c.name, c.metadata, c.payment_customer_id, c.created_at, c.updated_at
+        from api_key k left join customer c on c.app_id = k.app_id and c.id = $2
+       where k.key_hash = $1 and k.revoked_at is null`,
+    create: `
+      with k as (select app_id from api_key where key_hash = $1 and revoked_at is null),
+      c as (
+        insert into customer (id, app_id, email, email_lower, name, metadata, created_at, updated_at)
+        select $2, k.app_id, $3, lower($3), $4, '{}', now(), now() from k
+        returning id, app_id, email, name, metadata, payment_customer_id, created_at, updated_at),
+      t as (select p.id from webhook_endpoint p, c where p.app_id = c.app_id and p.enabled),
+      e as (
+        insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
+        select 'msg_' || $2, c.app_id, 'customer.created', to_jsonb(c), jsonb_build_array(c.id), now()
+          from c where exists (select 1 from t)
+        returning id)
+      select c.* from c`,
+  };
+  const present = (c) => ({
+    id: c.id,
+    email: c.email,
+    name: c.name,
+    metadata: c.metadata,
+    paymentCustomerId: c.payment_customer_id,
+    createdAt: c.created_at.toISOString(),
+    updatedAt: c.updated_at.toISOString(),
+  });
+  const json = (res, status, body) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const query = async (name, values) => (await pool.query({ name, text: statements[name], values })).rows;
+  const check = (rows, res, feature) => {
+    if (rows.length === 0) return json(res, 401, { statusCode: 401 });
+    const value = rows[0].value ?? null;
+    const allowed =
+      value === true ||
+      (typeof value === 'number' && value > 0) ||
+      (typeof value === 'string' && value !== '');
+    json(res, 200, { feature, allowed, value });
+  };
   const server = createServer(async (req, res) => {
     const auth = req.headers.authorization ?? '';
-    if (!req.url.startsWith(prefix) || !auth.startsWith('Bearer ')) {
-      res.writeHead(404).end();
-      return;
-    }
-    const feature = decodeURIComponent(req.url.slice(prefix.length).split('?')[0]);
+    if (!auth.startsWith('Bearer ')) return res.writeHead(401).end();
     const hash = createHash('sha256').update(auth.slice(7)).digest('hex');
+    const url = new URL(req.url, 'http://raw');
     try {
-      const { rows } = await pool.query({ name: 'check', text: sql, values: [hash, feature] });
-      if (rows.length === 0) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end('{"statusCode":401}');
-        return;
+      if (url.pathname.startsWith('/v1/entitlements/check/')) {
+        const feature = decodeURIComponent(url.pathname.slice('/v1/entitlements/check/'.length));
+        const customerId = url.searchParams.get('customerId');
+        if (customerId === null) check(await query('session', [hash, feature]), res, feature);
+        else check(await query('apiKey', [hash, feature, customerId]), res, feature);
+      } else if (req.method === 'GET' && url.pathname.startsWith('/v1/customers/')) {
+        const rows = await query('customer', [hash, url.pathname.slice('/v1/customers/'.length)]);
+        if (rows.length === 0) json(res, 401, { statusCode: 401 });
+        else if (rows[0].id === null) json(res, 404, { statusCode: 404 });
+        else json(res, 200, present(rows[0]));
+      } else if (req.method === 'POST' && url.pathname === '/v1/customers') {
+        const chunks = [];
+        for await (const chunk of req) chunks.push(chunk);
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const id = `cus_${randomBytes(16).toString('hex')}`;
+        const rows = await query('create', [hash, id, body.email, body.name ?? null]);
+        if (rows.length === 0) json(res, 401, { statusCode: 401 });
+        else json(res, 201, present(rows[0]));
+      } else {
+        res.writeHead(404).end();
       }
-      const value = rows[0].value ?? null;
-      const allowed =
-        value === true ||
-        (typeof value === 'number' && value > 0) ||
-        (typeof value === 'string' && value !== '');
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ feature, allowed, value }));
     } catch {
       res.writeHead(500).end();
     }

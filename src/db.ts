@@ -5,6 +5,7 @@ import { defineConfig, type EntityManager, MikroORM, type Options } from '@mikro
 import pg from 'pg';
 import { migrationsList } from '../migrations/index.js';
 import type { DatabaseTimeouts } from './config.js';
+import { noteStatement } from './infra/round-trips.js';
 import { MrrDaily, MrrMovement } from './modules/analytics/mrr-movement.entity.js';
 import { ApiKey } from './modules/apps/api-key.entity.js';
 import { App } from './modules/apps/app.entity.js';
@@ -138,6 +139,7 @@ function timeoutAwareClient(connectTimeoutMs: number): typeof pg.Client {
 
     // pg's `query` has a dozen overloads; every one funnels through here unchanged.
     override query(...args: any[]): any {
+      noteStatement();
       const last = args.at(-1);
       if (typeof last === 'function') {
         args[args.length - 1] = (error: unknown, result: unknown) => {

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { CacheObserver, FeedObserver } from '../telemetry/metrics.js';
 import type { Logger } from './logger.js';
+import { noteBarrier } from './round-trips.js';
 
 /**
  * The channel every change trigger notifies (see modules/entitlements/entitlements-notify.ts). Triggers on
@@ -125,6 +126,7 @@ export class ChangeFeed {
 
   async #syncedNow(): Promise<boolean> {
     if (this.#closed) return false;
+    noteBarrier();
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), this.timeouts.timeoutMs);
@@ -310,6 +312,14 @@ export class FeedCache<V> implements ChangeListener {
     if (keep(value) && this.feed.listening && version === this.feed.version)
       this.#store(key, value, tags(value));
     return value;
+  }
+
+  /**
+   * The cached value for `key`, if any, without waiting for the change feed: it may be stale by the
+   * changes still on their way, so the caller must confirm it against the database before relying on it.
+   */
+  peek(key: string): V | undefined {
+    return this.#entries.get(key)?.value;
   }
 
   changed(change: Change): void {

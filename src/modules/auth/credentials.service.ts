@@ -62,12 +62,20 @@ export class CredentialsService {
     this.#apiKeys = new FeedCache(changes, staleApiKeys);
   }
 
-  async resolve(authorization: string | undefined): Promise<Principal> {
+  /**
+   * `keyConfirmedInStatement`: the request's path checks an API key in its own statement (see
+   * `requireApiKeyConfirmedInStatement`), so a key this instance has cached is taken at once, marked
+   * `unconfirmed`, without waiting for the change feed.
+   */
+  async resolve(
+    authorization: string | undefined,
+    { keyConfirmedInStatement = false }: { keyConfirmedInStatement?: boolean } = {},
+  ): Promise<Principal> {
     if (authorization === undefined || authorization === '') return ANONYMOUS;
     const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(authorization);
     if (!match) throw new UnauthorizedError('Authorization header must be "Bearer <token>"');
     const token = match[1]!;
-    if (token.startsWith(API_KEY_PREFIX)) return this.resolveApiKey(token);
+    if (token.startsWith(API_KEY_PREFIX)) return this.resolveApiKey(token, keyConfirmedInStatement);
     if (token.startsWith(SESSION_TOKEN_PREFIX)) return this.resolveSession(token);
     if (secretsEqual(token, this.adminToken)) return { kind: 'admin' };
     throw new UnauthorizedError('Invalid credentials');
@@ -77,8 +85,13 @@ export class CredentialsService {
     return this.orm.em.getConnection();
   }
 
-  private async resolveApiKey(token: string): Promise<Principal> {
+  private async resolveApiKey(token: string, confirmedInStatement: boolean): Promise<Principal> {
     const hash = hashSecret(token);
+    const cached = confirmedInStatement ? this.#apiKeys.peek(hash) : undefined;
+    if (cached) {
+      this.touchApiKey(cached.id);
+      return { kind: 'apiKey', appId: cached.app_id, apiKeyId: cached.id, unconfirmed: true };
+    }
     const row = await this.#apiKeys.get(
       hash,
       () => this.loadApiKey(hash),

@@ -1,19 +1,25 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityDictionary } from '@mikro-orm/core';
-import { IsolationLevel, LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { IsolationLevel, LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { ConflictError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Page } from '../../core/pagination.js';
-import { type AppScope, type Principal, requireApiKey } from '../../core/principal.js';
+import {
+  type AppScope,
+  type Principal,
+  requireApiKey,
+  requireApiKeyConfirmedInStatement,
+} from '../../core/principal.js';
 import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Customer } from './customer.entity.js';
-import { presentCustomer } from './customer.presenter.js';
+import { type CustomerJson, presentCustomer } from './customer.presenter.js';
 import { CustomerListCache, type ListAnchor } from './customer-list-cache.js';
+import { CREATE_CUSTOMER, type CustomerRow, READ_CUSTOMER } from './customer-statements.js';
 import {
   assertMetadataLimits,
   createCustomerSchema,
@@ -126,6 +132,19 @@ type WalkRow = Record<string, unknown> & {
   anchor_at: string | null;
   anchor_id: string | null;
 };
+
+/** PostgreSQL's SQLSTATE for a unique violation. */
+const UNIQUE_VIOLATION = '23505';
+
+/** The API key a statement confirms: the caller's, or none for the operator acting on an app. */
+function keyToConfirm(principal: Principal): string | null {
+  return principal.kind === 'apiKey' ? principal.apiKeyId : null;
+}
+
+/** What a statement that found the caller's key revoked answers (as the credential check would). */
+function revokedKey(): UnauthorizedError {
+  return new UnauthorizedError('Invalid or revoked API key');
+}
 
 /** Longer ids cannot exist (ids are `cus_` + 32 characters); answering 404 at once spares a query. */
 const MAX_ID_LENGTH = 100;
@@ -429,32 +448,51 @@ export class CustomersService {
     return { data, total: Number(rows[0]?.total ?? 0), limit, offset };
   }
 
-  /** Creates a customer; the e-mail must be new to the app regardless of case (else 409). */
+  /**
+   * Creates a customer; the e-mail must be new to the app regardless of case (else 409). One statement
+   * (CREATE_CUSTOMER): the key's check, the row, and its outbound event with the deliveries, which the
+   * job queue hears of after it.
+   */
   async createCustomer(principal: Principal, input: unknown): Promise<Customer> {
-    const { appId } = requireApiKey(principal);
+    const { appId } = requireApiKeyConfirmedInStatement(principal);
     const { email, name, metadata } = parseInput(createCustomerSchema, input);
     const initial = mergeMetadata({}, metadata ?? {});
     assertMetadataLimits(initial);
     const now = this.clock.now();
-    try {
-      // A transaction of its own: a refused insert is discarded with it instead of staying queued in the
-      // caller's unit of work, where the next flush of anything else would retry it and fail again.
-      return await this.em.transactional(async (em) => {
-        const customer = em.create(Customer, {
-          id: newId('cus'),
-          app: appId,
+    const id = newId('cus');
+    const event = this.events.prepare([
+      {
+        type: 'customer.created',
+        data: {
+          id,
           email,
-          emailLower: email.toLowerCase(),
           name: name ?? null,
           metadata: initial,
-          createdAt: now,
-          updatedAt: now,
-        });
-        await this.events.record(em, appId, 'customer.created', presentCustomer(customer), [customer.id]);
-        return customer;
-      });
+          paymentCustomerId: null,
+          createdAt: now.toISOString(),
+          updatedAt: now.toISOString(),
+        } satisfies CustomerJson,
+        subjects: [id],
+      },
+    ]);
+    let row: Awaited<ReturnType<typeof CREATE_CUSTOMER.run>>[number] | undefined;
+    try {
+      [row] = await CREATE_CUSTOMER.run(this.em, [
+        keyToConfirm(principal),
+        keyToConfirm(principal),
+        id,
+        appId,
+        email,
+        email.toLowerCase(),
+        name ?? null,
+        JSON.stringify(initial),
+        now,
+        event.ids[0],
+        event.bodies[0],
+        event.subjects[0],
+      ]);
     } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
         // The refusal names the address, so the customer holding it is a subject of this request (a
         // stored idempotent answer of it goes when that customer is erased).
         const holder = await this.em.findOne(
@@ -467,12 +505,25 @@ export class CustomersService {
       }
       throw error;
     }
+    if (!row?.key_ok) throw revokedKey();
+    this.events.announce(row.delivery_ids);
+    const { key_ok: _, delivery_ids: __, ...columns } = row;
+    return this.em.map(Customer, columns as CustomerRow);
   }
 
-  /** One customer of the caller's app (or of the app the operator names). */
+  /**
+   * One customer of the caller's app (or of the app the operator names), in one statement that also
+   * confirms the caller's API key (READ_CUSTOMER).
+   */
   async getCustomer(principal: Principal, id: string, scope?: AppScope): Promise<Customer> {
-    const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
-    return this.getCustomerOrFail(appId, id);
+    const acting = requireApiKeyConfirmedInStatement(await actingOnApp(this.em, principal, scope));
+    if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
+    const key = keyToConfirm(principal);
+    const [row] = await READ_CUSTOMER.run(this.em, [key, key, id, acting.appId]);
+    if (!row?.key_ok) throw revokedKey();
+    if (row.id === null) throw new NotFoundError('Customer', id);
+    const { key_ok: _, ...columns } = row;
+    return this.em.map(Customer, columns);
   }
 
   /**
@@ -553,12 +604,5 @@ export class CustomersService {
     await this.events.record(em, customer.app.id, 'customer.updated', presentCustomer(customer), [
       customer.id,
     ]);
-  }
-
-  private async getCustomerOrFail(appId: string, id: string): Promise<Customer> {
-    if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
-    const customer = await this.em.findOne(Customer, { id, app: appId });
-    if (!customer) throw new NotFoundError('Customer', id);
-    return customer;
   }
 }

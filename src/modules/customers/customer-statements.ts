@@ -1,0 +1,56 @@
+import type { EntityDictionary } from '@mikro-orm/core';
+import { PreparedStatement } from '../../infra/prepared-statement.js';
+import { deliveryIdSql, endpointsTakingSql } from '../webhooks/outbound-events.js';
+import type { Customer } from './customer.entity.js';
+
+/**
+ * The customers API's hot paths, each one prepared statement that also confirms the caller's API key
+ * (see `requireApiKeyConfirmedInStatement`): `key_ok` is false when the key named by the first two
+ * parameters has been revoked or deleted since this instance cached it (null: the operator, no key).
+ */
+const KEY_OK = `select ?::text is null or exists (select 1 from api_key where id = ? and revoked_at is null) as ok`;
+
+export type CustomerRow = EntityDictionary<Customer>;
+
+/** `key_ok`, and the app's customer with the id when there is one (its columns null otherwise). */
+export const READ_CUSTOMER = new PreparedStatement<CustomerRow & { key_ok: boolean }>(
+  'tollgate_customer_by_id',
+  `select k.ok as key_ok, c.*
+     from (${KEY_OK}) as k
+     left join customer as c on k.ok and c.id = ? and c.app_id = ?`,
+);
+
+/**
+ * `key_ok`, and when it holds: the new customer's row, and its `customer.created` event with a delivery
+ * for every enabled endpoint of the app that takes it (no event when none does, as
+ * `OutboundEvents.record` writes it). A taken e-mail fails the whole statement (unique violation) and
+ * writes nothing. The deliveries' ids are to be announced to the job queue after it (they have no job).
+ */
+export const CREATE_CUSTOMER = new PreparedStatement<
+  Partial<CustomerRow> & { key_ok: boolean; delivery_ids: string[] }
+>(
+  'tollgate_create_customer',
+  `with k as (${KEY_OK}),
+   v as (
+     select ?::text as id, ?::text as app_id, ?::text as email, ?::text as email_lower, ?::text as name,
+            ?::jsonb as metadata,
+            ?::timestamptz as at, ?::text as event_id, ?::text as event_body, ?::text as event_subjects
+   ), created as (
+     insert into customer (id, app_id, email, email_lower, name, metadata, created_at, updated_at)
+     select v.id, v.app_id, v.email, v.email_lower, v.name, v.metadata, v.at, v.at from v, k where k.ok
+     returning *
+   ), event as (
+     insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
+     select v.event_id, v.app_id, 'customer.created', v.event_body, v.event_subjects::jsonb, v.at
+       from v, created
+      where exists (${endpointsTakingSql('v.app_id', "'customer.created'::text")})
+     returning id, app_id, created_at
+   ), deliveries as (
+     insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
+     select ${deliveryIdSql('e.id', 't.n')}, e.id, t.id, 'pending', 0, e.created_at, e.created_at, e.created_at
+       from event e cross join lateral (${endpointsTakingSql('e.app_id', "'customer.created'::text")}) t
+     returning id
+   )
+   select k.ok as key_ok, coalesce((select array_agg(id) from deliveries), '{}') as delivery_ids, c.*
+     from k left join created as c on true`,
+);

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { logLines } from '../helpers/log-lines.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * The round trips each hot path makes to PostgreSQL, read off its access-log line (`db`: statements on
+ * the pool, BEGIN and COMMIT included, and change-feed barriers). These are the numbers the paths were
+ * built to: a change that adds a round trip to one of them fails here.
+ */
+describe('round trips per request', () => {
+  let server: TestServer;
+  let apiKey: string;
+  const log = logLines();
+  beforeAll(async () => {
+    server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: log.stream });
+    ({ apiKey } = await server.createApp());
+  });
+  afterAll(() => server.close());
+
+  /** The `db` of the access-log line of the request that got `requestId`. */
+  const roundTripsOf = (requestId: string) => {
+    for (const line of log.lines) {
+      const entry = JSON.parse(line);
+      if (entry.req?.id === requestId && entry.res)
+        return entry.db as { statements: number; barriers: number };
+    }
+    throw new Error(`no access-log line for ${requestId}`);
+  };
+
+  const createCustomer = async (email: string) => {
+    const res = await server.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ email, name: 'Round Trip' });
+    expect(res.status).toBe(201);
+    return res;
+  };
+
+  it('reads a customer by id in one statement', async () => {
+    const { body: customer } = await createCustomer(`read-${randomBytes(4).toString('hex')}@example.com`);
+    // The first read may load the API key; the counts are those of a warm path.
+    await server.http.get(`/v1/customers/${customer.id}`).set('authorization', `Bearer ${apiKey}`);
+    const res = await server.http
+      .get(`/v1/customers/${customer.id}`)
+      .set('authorization', `Bearer ${apiKey}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(customer);
+    expect(roundTripsOf(res.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+  });
+
+  it('creates a customer in one statement', async () => {
+    await createCustomer(`warm-${randomBytes(4).toString('hex')}@example.com`);
+    const res = await createCustomer(`create-${randomBytes(4).toString('hex')}@example.com`);
+    expect(roundTripsOf(res.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+  });
+});
+
+/**
+ * Those two paths take a cached API key without the change feed's barrier, and their statement checks
+ * the key instead: a key revoked with no notice reaching the instance (triggers off for the revoking
+ * transaction) is refused all the same, and nothing is written.
+ */
+describe('a revoked API key on the paths that confirm it in their statement', () => {
+  let server: TestServer;
+  let apiKey: string;
+  let appId: string;
+  const db = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  beforeAll(async () => {
+    server = await startTestServer();
+    ({ apiKey, appId } = await server.createApp());
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await server.close();
+  });
+
+  it('answers 401 for a read and a create, and creates nothing', async () => {
+    const auth = `Bearer ${apiKey}`;
+    const created = await server.http
+      .post('/v1/customers')
+      .set('authorization', auth)
+      .send({ email: 'kept@example.com' });
+    expect(created.status).toBe(201);
+    // Cached now, by both paths' requests.
+    expect(
+      (await server.http.get(`/v1/customers/${created.body.id}`).set('authorization', auth)).status,
+    ).toBe(200);
+
+    await db.query('begin');
+    await db.query(`set local session_replication_role = replica`);
+    const revoked = await db.query(`update api_key set revoked_at = now() where app_id = $1 returning id`, [
+      appId,
+    ]);
+    await db.query('commit');
+    expect(revoked.rowCount).toBe(1);
+
+    const read = await server.http.get(`/v1/customers/${created.body.id}`).set('authorization', auth);
+    expect(read.status).toBe(401);
+    expect(JSON.stringify(read.body)).not.toContain('kept@example.com');
+    const create = await server.http
+      .post('/v1/customers')
+      .set('authorization', auth)
+      .send({ email: 'refused@example.com' });
+    expect(create.status).toBe(401);
+    const { rows } = await db.query(`select email from customer where app_id = $1 order by email`, [appId]);
+    expect(rows).toEqual([{ email: 'kept@example.com' }]);
+  });
+});
