@@ -2,6 +2,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { logLines } from '../helpers/log-lines.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import {
+  createPaidPlan,
+  payOnHostedPage,
+  signedNotification,
+  stripeFor,
+} from '../helpers/stripe-fixtures.js';
 
 /**
  * The round trips each hot path makes to PostgreSQL, read off its access-log line (`db`: statements on
@@ -14,7 +20,9 @@ describe('round trips per request', () => {
   const log = logLines();
   beforeAll(async () => {
     server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: log.stream });
-    ({ apiKey } = await server.createApp());
+    let appId: string;
+    ({ apiKey, appId } = await server.createApp());
+    await createPaidPlan(server, appId, { id: 'pro', name: 'Pro' });
   });
   afterAll(() => server.close());
 
@@ -47,6 +55,99 @@ describe('round trips per request', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual(customer);
     expect(roundTripsOf(res.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+  });
+
+  /**
+   * A customer whose paid checkout Tollgate has applied (Stripe's own deliveries held back), and newer
+   * `customer.subscription.updated` events for it, signed as Stripe signs them.
+   */
+  const subscribed = async () => {
+    const { body: customer } = await createCustomer(`paid-${randomBytes(4).toString('hex')}@example.com`);
+    const checkout = await server.http
+      .post('/v1/checkout/session')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({
+        planId: 'pro',
+        customerId: customer.id,
+        successUrl: 'https://a.example/ok',
+        cancelUrl: 'https://a.example/no',
+      });
+    expect(checkout.status).toBe(200);
+    const emulator = server.payments.emulator!;
+    emulator.setWebhookTarget(undefined);
+    try {
+      expect((await payOnHostedPage(checkout.body.url)).status).toBe(303);
+    } finally {
+      server.payments.connectWebhooks(`${server.url}/v1/webhooks/stripe`);
+    }
+    const sessionId = checkout.body.url.split('/').pop();
+    const completed = emulator.events.find(
+      (e) => e.type === 'checkout.session.completed' && e.data.object.id === sessionId,
+    )!;
+    expect((await notify(completed)).status).toBe(200);
+    const remote = await stripeFor(server).subscriptions.retrieve(
+      completed.data.object.subscription as string,
+    );
+    let n = 0;
+    return (cancelAtPeriodEnd: boolean) => ({
+      id: `evt_round_${randomBytes(6).toString('hex')}`,
+      object: 'event',
+      api_version: completed.api_version,
+      created: (completed.created as number) + 10 + n++,
+      data: { object: { ...remote, cancel_at_period_end: cancelAtPeriodEnd } },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type: 'customer.subscription.updated',
+    });
+  };
+  const notify = (event: object) => {
+    const { body, signature } = signedNotification(server, event as Record<string, unknown>);
+    return server.http
+      .post('/v1/webhooks/stripe')
+      .set('content-type', 'application/json')
+      .set('stripe-signature', signature)
+      .send(body);
+  };
+
+  it('applies a Stripe notification in one statement, and answers its duplicate in one', async () => {
+    const update = await subscribed();
+    const event = update(true);
+    const applied = await notify(event);
+    expect(applied.status).toBe(200);
+    expect(roundTripsOf(applied.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+    const duplicate = await notify(event);
+    expect(duplicate.status).toBe(200);
+    expect(roundTripsOf(duplicate.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+  });
+
+  it('applies a Stripe notification in two statements for an app with an endpoint, events included', async () => {
+    const update = await subscribed();
+    const endpoint = await server.http
+      .post('/v1/webhook-endpoints')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ url: 'https://hooks.example/tollgate' });
+    expect(endpoint.status).toBe(201);
+    try {
+      const event = update(true);
+      const applied = await notify(event);
+      expect(applied.status).toBe(200);
+      expect(roundTripsOf(applied.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
+      const deliveries = await server.deps.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ type: string }[]>(
+          `select e.type from webhook_delivery d join webhook_event e on e.id = d.event_id where d.endpoint_id = ?`,
+          [endpoint.body.endpoint.id],
+        );
+      expect(deliveries.map((d) => d.type)).toContain('subscription.updated');
+      const duplicate = await notify(event);
+      expect(roundTripsOf(duplicate.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+    } finally {
+      await server.http
+        .delete(`/v1/webhook-endpoints/${endpoint.body.endpoint.id}`)
+        .set('authorization', `Bearer ${apiKey}`);
+    }
   });
 
   it('creates a customer in one statement', async () => {
