@@ -15,7 +15,8 @@
  * After the rounds it checks exactly-once for each side: `processed_event` holds exactly the distinct event
  * ids sent, and every subscription's state is that of its newest event. Prints events/s, p50/p99 per round,
  * medians and spread, and the machine's load; exit code 1 if a check fails, a delivery was not answered
- * 200, or Tollgate's median is under BENCH_TARGET events/s.
+ * 200, Tollgate's median is under BENCH_TARGET events/s, or its ratio to the baseline's is under 0.6
+ * (0.5 with BENCH_OUTBOX=1, where Tollgate also writes and delivers the outbound events).
  *
  *   node bench/webhook-ingestion.js   # BENCH_ROUNDS=3 BENCH_EVENTS=3000 BENCH_CONNECTIONS=10
  *                                     # BENCH_SUBSCRIPTIONS=300 BENCH_DUPLICATES=0.3 BENCH_TARGET=1000
@@ -117,10 +118,12 @@ async function main() {
     }
     const rate = median(results.tollgate.map((r) => r.rate));
     const ratio = rate / median(results.baseline.map((r) => r.rate));
-    console.log(`\nratio (Tollgate / baseline events/s): ${ratio.toFixed(2)}`);
-    const met = ok && outboxHeld && rate >= TARGET;
+    // The baseline writes no outbound events: with an endpoint, Tollgate's share of it may be lower.
+    const ratioTarget = receiver ? 0.5 : 0.6;
+    console.log(`\nratio (Tollgate / baseline events/s): ${ratio.toFixed(2)} (target ≥ ${ratioTarget})`);
+    const met = ok && outboxHeld && rate >= TARGET && ratio >= ratioTarget;
     console.log(
-      `target (Tollgate ≥ ${TARGET} events/s, exactly-once, every delivery 200` +
+      `target (Tollgate ≥ ${TARGET} events/s and ≥ ${ratioTarget} of the baseline, exactly-once, every delivery 200` +
         `${receiver ? ', every outbound event received once' : ''}): ${met ? 'met' : 'NOT met'}`,
     );
     process.exitCode = met ? 0 : 1;
