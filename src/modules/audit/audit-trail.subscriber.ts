@@ -1,4 +1,9 @@
-import { ChangeSetType, type EventSubscriber, type FlushEventArgs } from '@mikro-orm/core';
+import {
+  ChangeSetType,
+  type EntityMetadata,
+  type EventSubscriber,
+  type FlushEventArgs,
+} from '@mikro-orm/core';
 import { currentAuditRequest } from '../../core/audit-context.js';
 import { newId } from '../../core/ids.js';
 import { type AuditChanges, AuditEvent } from './audit-event.entity.js';
@@ -18,6 +23,8 @@ interface Audited {
   /** The verb of an update that means more than "update" (a revocation). */
   readonly updateVerb?: (payload: Record<string, unknown>) => string | undefined;
   readonly appId: (entity: any) => string | null;
+  /** The id the API knows the target by, when it is not the row's key (a plan's slug). */
+  readonly target?: (entity: any) => string;
   readonly customerId?: (entity: any) => string | null;
 }
 
@@ -29,7 +36,8 @@ const idOf = (value: unknown): string | null => {
 };
 
 const ofApp = (entity: { app?: unknown }) => idOf(entity.app);
-const BOOKKEEPING = ['createdAt', 'updatedAt'];
+/** Said by the event itself (its target) or kept in step by the code. */
+const BOOKKEEPING = ['id', 'createdAt', 'updatedAt'];
 
 /** Every audited entity, by class name. What is not here (usage, refunds, deliveries) is its own ledger. */
 const AUDITED: Readonly<Record<string, Audited>> = {
@@ -41,7 +49,7 @@ const AUDITED: Readonly<Record<string, Audited>> = {
     updateVerb: (payload) => (payload.revokedAt ? 'revoke' : undefined),
     appId: ofApp,
   },
-  Plan: { resource: 'plan', appId: ofApp },
+  Plan: { resource: 'plan', appId: ofApp, target: (plan) => plan.slug },
   Customer: {
     resource: 'customer',
     ignored: ['emailLower'],
@@ -88,9 +96,27 @@ function plain(value: unknown): unknown {
   return value;
 }
 
+/** The unit of work keeps JSON columns serialized in its snapshots: read back as values. */
+function valueOf(meta: EntityMetadata, field: string, value: unknown): unknown {
+  const property = meta.properties[field as keyof typeof meta.properties] as
+    | { type?: unknown; columnTypes?: string[] }
+    | undefined;
+  const json =
+    property?.columnTypes?.some((t) => t.startsWith('json')) || /json/i.test(String(property?.type ?? ''));
+  if (json && typeof value === 'string') {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  return plain(value);
+}
+
 function changesOf(
   type: ChangeSetType,
   audited: Audited,
+  meta: EntityMetadata,
   payload: Record<string, unknown>,
   original: Record<string, unknown> | undefined,
 ): AuditChanges {
@@ -105,8 +131,8 @@ function changesOf(
     if (skip.has(field)) continue;
     const created = type === ChangeSetType.CREATE;
     const deleted = type === ChangeSetType.DELETE || type === ChangeSetType.DELETE_EARLY;
-    const before = created ? null : plain(original?.[field]);
-    const after = deleted ? null : plain(payload[field]);
+    const before = created ? null : valueOf(meta, field, original?.[field]);
+    const after = deleted ? null : valueOf(meta, field, payload[field]);
     changes[field] = secret.has(field)
       ? { before: before === null ? null : REDACTED, after: after === null ? null : REDACTED }
       : { before, after };
@@ -134,6 +160,7 @@ export class AuditTrail implements EventSubscriber {
       const changes = changesOf(
         type,
         audited,
+        changeSet.meta as EntityMetadata,
         payload,
         changeSet.originalEntity as Record<string, unknown> | undefined,
       );
@@ -150,7 +177,7 @@ export class AuditTrail implements EventSubscriber {
           id: newId('aud'),
           at: new Date(),
           action: `${audited.resource}.${verb}`,
-          targetId: idOf(changeSet.getPrimaryKey()) ?? idOf(entity.id),
+          targetId: audited.target?.(entity) ?? idOf(changeSet.getPrimaryKey()) ?? idOf(entity.id),
           appId: audited.appId(entity),
           actorType: request.actor.type,
           actorId: request.actor.id,
