@@ -97,7 +97,7 @@ function plain(value: unknown): unknown {
 }
 
 /** The unit of work keeps JSON columns serialized in its snapshots: read back as values. */
-function valueOf(meta: EntityMetadata, field: string, value: unknown): unknown {
+function recorded(meta: EntityMetadata, field: string, value: unknown): unknown {
   const property = meta.properties[field as keyof typeof meta.properties] as
     | { type?: unknown; columnTypes?: string[] }
     | undefined;
@@ -131,8 +131,8 @@ function changesOf(
     if (skip.has(field)) continue;
     const created = type === ChangeSetType.CREATE;
     const deleted = type === ChangeSetType.DELETE || type === ChangeSetType.DELETE_EARLY;
-    const before = created ? null : valueOf(meta, field, original?.[field]);
-    const after = deleted ? null : valueOf(meta, field, payload[field]);
+    const before = created ? null : recorded(meta, field, original?.[field]);
+    const after = deleted ? null : recorded(meta, field, payload[field]);
     changes[field] = secret.has(field)
       ? { before: before === null ? null : REDACTED, after: after === null ? null : REDACTED }
       : { before, after };
