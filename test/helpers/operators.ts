@@ -12,6 +12,8 @@ import { startTestServer, type TestServer } from './server.js';
 export interface OperatorServer {
   readonly server: TestServer;
   readonly mail: MailSink;
+  /** This server's own database, for CLI commands run against it. */
+  readonly databaseUrl: string;
   /** Adds an operator with the admin token; returns its id. */
   addOperator(email: string, role: 'owner' | 'admin' | 'viewer'): Promise<string>;
   /** Signs in by e-mail as a browser would: asks for a link, reads it from the mail, exchanges it. */
@@ -68,6 +70,7 @@ export async function startOperatorServer(
   return {
     server,
     mail,
+    databaseUrl,
     addOperator,
     signIn,
     async close() {
