@@ -1,3 +1,4 @@
+import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import {
   type OperatorServer,
   type OperatorSession,
@@ -190,6 +191,62 @@ describe('the audit log', () => {
     expect(org.body.errors).toBeUndefined();
     const orgEvent = await theEvent('organization.create', org.body.data.createOrganization.id);
     expect(orgEvent.actor).toEqual({ type: 'api_key', id: keyId, email: null });
+  });
+
+  it('records grants made and voided, but not the usage they pay for', async () => {
+    await operatorGraphql(
+      ops.server,
+      admin,
+      `mutation($appId: ID!) { upsertPlan(appId: $appId, input: { id: "metered", name: "Metered", isDefault: true, features: { calls: { limit: 3, reset: "never" } } }) { id } }`,
+      { appId },
+    );
+    const customer = await ops.server.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ email: 'metered@example.com' })
+      .expect(201);
+    const grant = await ops.server.http
+      .post('/v1/credit-grants')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ customerId: customer.body.id, feature: 'calls', amount: 2 })
+      .expect(201);
+    const created = await theEvent('grant.create', grant.body.id);
+    expect(created).toMatchObject({ appId, actor: { type: 'api_key', id: keyId } });
+    expect(created.changes.amount).toEqual({ before: null, after: 2 });
+    const used = await ops.server.http
+      .post('/v1/usage')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ customerId: customer.body.id, feature: 'calls', amount: 4 });
+    expect(used.body.balance.remaining).toBe(1);
+    await ops.server.http
+      .post(`/v1/credit-grants/${grant.body.id}/void`)
+      .set('authorization', `Bearer ${apiKey}`)
+      .expect(200);
+    const voided = await theEvent('grant.void', grant.body.id);
+    expect(voided.changes.voidedAt?.before).toBeNull();
+    // The consumption moved the grant's `spent`: no event says so (usage is a ledger of its own).
+    expect((await events({ targetId: grant.body.id })).map((e) => e.action)).toEqual([
+      'grant.void',
+      'grant.create',
+    ]);
+  });
+
+  it('records an API key canceling a subscription', async () => {
+    const fx = new BillingFixtures(ops.server, appId);
+    const plan = await fx.plan({ slug: 'paid' });
+    const owner = await fx.customer();
+    const subscription = await fx.subscription(
+      { customerId: owner.id, stripeCustomerId: owner.stripeCustomerId! },
+      plan,
+    );
+    const canceled = await ops.server.http
+      .post(`/v1/subscriptions/${subscription.id}/cancel`)
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({});
+    expect([canceled.status, canceled.body.status]).toEqual([200, 'canceled']);
+    const event = await theEvent('subscription.update', subscription.id);
+    expect(event).toMatchObject({ appId, actor: { type: 'api_key', id: keyId } });
+    expect(event.changes.status).toEqual({ before: 'active', after: 'canceled' });
   });
 
   it('records operators managed by an owner, outside any app', async () => {

@@ -39,7 +39,10 @@ const ofApp = (entity: { app?: unknown }) => idOf(entity.app);
 /** Said by the event itself (its target) or kept in step by the code. */
 const BOOKKEEPING = ['id', 'createdAt', 'updatedAt'];
 
-/** Every audited entity, by class name. What is not here (usage, refunds, deliveries) is its own ledger. */
+/**
+ * Every audited entity, by class name. What is not here (usage, refunds, deliveries) is its own ledger;
+ * credit grants are written by the ledger's own SQL and audited there (audit-record.ts).
+ */
 const AUDITED: Readonly<Record<string, Audited>> = {
   App: { resource: 'app', appId: (app) => app.id },
   ApiKey: {
@@ -67,15 +70,6 @@ const AUDITED: Readonly<Record<string, Audited>> = {
     resource: 'webhook_endpoint',
     secret: ['secretCiphertext', 'previousSecretCiphertext'],
     appId: ofApp,
-  },
-  CreditBucket: {
-    resource: 'grant',
-    // Grants only, made or voided: consumption moves `spent` through its own ledger.
-    audits: (type, bucket, payload) =>
-      bucket.kind === 'grant' && (type === ChangeSetType.CREATE || 'voidedAt' in payload),
-    updateVerb: (payload) => (payload.voidedAt ? 'void' : undefined),
-    appId: ofApp,
-    customerId: (bucket) => bucket.customerId ?? null,
   },
   Operator: { resource: 'operator', ignored: ['emailLower'], appId: () => null },
   OperatorSession: {
