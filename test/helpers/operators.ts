@@ -38,7 +38,7 @@ export async function startOperatorServer(
   const mail = await startMailSink();
   const server = await startTestServer({
     clock: options.clock,
-    env: { DATABASE_URL: databaseUrl, SMTP_URL: mail.url, ...options.env },
+    env: { ...options.env, DATABASE_URL: databaseUrl, SMTP_URL: mail.url },
   });
   const addOperator: OperatorServer['addOperator'] = async (email, role) => {
     const res = await server.graphql(
@@ -59,7 +59,7 @@ export async function startOperatorServer(
     const token = signInTokenOf(message.parsed.text ?? '');
     const res = await server.http.post('/dashboard/session').send({ token }).expect(200);
     const setCookie = String(res.headers['set-cookie']?.[0] ?? '');
-    expect(setCookie).toMatch(/^tollgate_operator=tg_os_/);
+    expect(setCookie).toMatch(/^(__Host-)?tollgate_operator=tg_os_/);
     return {
       cookie: setCookie.split(';')[0]!,
       csrfToken: res.body.csrfToken,
