@@ -219,6 +219,19 @@ describe('operators', () => {
     expect((await operatorGraphql(ops.server, leaving, APPS)).status).toBe(401);
   });
 
+  it('ends a session used all along once OPERATOR_SESSION_MAX_DAYS have passed', async () => {
+    await ops.addOperator('busy@example.com', 'admin');
+    const busy = await ops.signIn('busy@example.com');
+    // Used every 11 hours (inside the 12-hour idle limit) for just under 7 days: still signed in.
+    for (let elapsed = 11; elapsed < 7 * 24; elapsed += 11) {
+      clock.advance(11 * 3_600_000);
+      expect((await operatorGraphql(ops.server, busy, APPS)).status).toBe(200);
+    }
+    clock.advance(11 * 3_600_000);
+    const ended = await operatorGraphql(ops.server, busy, APPS);
+    expect([ended.status, ended.body.statusCode]).toEqual([401, 401]);
+  });
+
   it('keeps the last owner: neither removed nor demoted (409)', async () => {
     // This file's database: demote every owner but one, then try the last.
     const list = await ops.server.graphql(OPERATORS, {}, ops.server.adminToken);
