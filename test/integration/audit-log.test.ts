@@ -70,6 +70,7 @@ describe('the audit log', () => {
   let apiKey: string;
   let keyId: string;
   let customerId: string;
+  let orgId: string;
   const secrets: string[] = [];
 
   it('records the admin token creating an app and its first key, naming the key but not its secret', async () => {
@@ -189,8 +190,47 @@ describe('the audit log', () => {
       apiKey,
     );
     expect(org.body.errors).toBeUndefined();
-    const orgEvent = await theEvent('organization.create', org.body.data.createOrganization.id);
+    orgId = org.body.data.createOrganization.id;
+    const orgEvent = await theEvent('organization.create', orgId);
     expect(orgEvent.actor).toEqual({ type: 'api_key', id: keyId, email: null });
+  });
+
+  it('records an organization member added, re-roled and removed, naming the member as subject', async () => {
+    const member = await ops.server.http
+      .post('/v1/customers')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ email: 'member@example.com' })
+      .expect(201);
+    const args = { customerId: member.body.id, organizationId: orgId };
+    const added = await ops.server.graphql(
+      'mutation($customerId: ID!, $organizationId: ID!) { addOrganizationMember(customerId: $customerId, organizationId: $organizationId) { role } }',
+      args,
+      apiKey,
+    );
+    expect(added.body.errors).toBeUndefined();
+    const [create] = (await events({ action: 'organization_member.create' })).filter(
+      (e) => e.changes.customer?.after === member.body.id,
+    );
+    expect(create).toMatchObject({ appId, actor: { type: 'api_key', id: keyId } });
+    const memberId = create!.targetId!;
+    await ops.server.graphql(
+      'mutation($customerId: ID!, $organizationId: ID!) { updateOrganizationMemberRole(customerId: $customerId, organizationId: $organizationId, role: admin) { role } }',
+      args,
+      apiKey,
+    );
+    expect((await theEvent('organization_member.update', memberId)).changes).toEqual({
+      role: { before: 'member', after: 'admin' },
+    });
+    const removed = await ops.server.graphql(
+      'mutation($customerId: ID!, $organizationId: ID!) { removeOrganizationMember(customerId: $customerId, organizationId: $organizationId) }',
+      args,
+      apiKey,
+    );
+    expect(removed.body.data.removeOrganizationMember).toBe(true);
+    expect((await theEvent('organization_member.delete', memberId)).changes.role).toEqual({
+      before: 'admin',
+      after: null,
+    });
   });
 
   it('records grants made and voided, but not the usage they pay for', async () => {

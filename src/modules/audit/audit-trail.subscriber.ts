@@ -113,20 +113,24 @@ function changesOf(
   meta: EntityMetadata,
   payload: Record<string, unknown>,
   original: Record<string, unknown> | undefined,
+  entity: Record<string, unknown>,
 ): AuditChanges {
   const skip = new Set([...BOOKKEEPING, ...(audited.ignored ?? [])]);
   const secret = new Set(audited.secret ?? []);
-  const fields =
-    type === ChangeSetType.DELETE || type === ChangeSetType.DELETE_EARLY
-      ? Object.keys(original ?? {})
-      : Object.keys(payload);
+  const deleting = type === ChangeSetType.DELETE || type === ChangeSetType.DELETE_EARLY;
+  // A delete's change set may carry no snapshot: the row's last values are then the entity's own.
+  const last = deleting && (!original || Object.keys(original).length === 0) ? entity : original;
+  const fields = deleting
+    ? meta.props
+        .filter((p) => p.persist !== false && p.kind !== 'm:n' && p.kind !== '1:m')
+        .map((p) => p.name as string)
+    : Object.keys(payload);
   const changes: AuditChanges = {};
   for (const field of fields) {
     if (skip.has(field)) continue;
     const created = type === ChangeSetType.CREATE;
-    const deleted = type === ChangeSetType.DELETE || type === ChangeSetType.DELETE_EARLY;
-    const before = created ? null : recorded(meta, field, original?.[field]);
-    const after = deleted ? null : recorded(meta, field, payload[field]);
+    const before = created ? null : recorded(meta, field, last?.[field]);
+    const after = deleting ? null : recorded(meta, field, payload[field]);
     changes[field] = secret.has(field)
       ? { before: before === null ? null : REDACTED, after: after === null ? null : REDACTED }
       : { before, after };
@@ -157,6 +161,7 @@ export class AuditTrail implements EventSubscriber {
         changeSet.meta as EntityMetadata,
         payload,
         changeSet.originalEntity as Record<string, unknown> | undefined,
+        changeSet.entity as Record<string, unknown>,
       );
       let verb: string;
       if (type === ChangeSetType.CREATE) verb = 'create';
