@@ -10,6 +10,7 @@ import express, {
 } from 'express';
 import type { GraphQLError } from 'graphql';
 import { pinoHttp } from 'pino-http';
+import { auditActorOf, withAuditRequest } from './core/audit-context.js';
 import { asDomainError, ServiceUnavailableError } from './core/errors.js';
 import { ANONYMOUS, type Principal } from './core/principal.js';
 import { dashboardRouter } from './dashboard/dashboard.rest.js';
@@ -21,6 +22,7 @@ import { createFormatError } from './graphql/format-error.js';
 import { graphiqlRouter } from './graphql/graphiql.js';
 import { complexityLimit, depthLimitRule } from './graphql/hardening.js';
 import { inputValuesCheck } from './graphql/input-values.js';
+import { viewerReadsOnly } from './graphql/operator-roles.js';
 import { keepPersistedQuery, PersistedQueryStore, persistedQueries } from './graphql/persisted-queries.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { createResolverContainer, getSchema } from './graphql-schema.js';
@@ -30,6 +32,7 @@ import { countRoundTrips, type RoundTrips } from './infra/round-trips.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { idempotencyMiddleware } from './modules/idempotency/idempotency.middleware.js';
+import { operatorPrincipal, operatorSessionRouter } from './modules/operators/operator-session.rest.js';
 import { rateLimitMiddleware } from './modules/rate-limits/rate-limit.middleware.js';
 import { STRIPE_WEBHOOK_PATH, stripeWebhookHandler } from './modules/subscriptions/stripe-webhook.rest.js';
 import { apiReferenceRouter } from './rest/api-reference.js';
@@ -164,9 +167,17 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
 
   app.use(async (req: Request, _res: Response, next: NextFunction) => {
     try {
-      req.principal = await services.credentials.resolve(authorizationHeader(req), {
-        keyConfirmedInStatement: confirmsItsApiKey(req),
-      });
+      const authorization = authorizationHeader(req);
+      // A bearer credential always wins; without one, the dashboard's operator cookie may sign the request.
+      const operator =
+        authorization === undefined || authorization === ''
+          ? await operatorPrincipal(req, services.operatorSignIn, deps.config)
+          : undefined;
+      req.principal =
+        operator ??
+        (await services.credentials.resolve(authorization, {
+          keyConfirmedInStatement: confirmsItsApiKey(req),
+        }));
     } catch (error) {
       // Answered (401, or 400 for two Authorization headers) by the rate-limit middleware once counted,
       // so these answers carry the limit headers too.
@@ -174,6 +185,17 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
       req.credentialError = error;
     }
     next();
+  });
+
+  // Writes flushed while serving this request are audited with its actor (src/modules/audit/).
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    const actor = auditActorOf(req.principal);
+    const request = actor && {
+      actor,
+      ip: req.ip ?? null,
+      userAgent: req.headers['user-agent']?.slice(0, 512) ?? null,
+    };
+    withAuditRequest(request, next);
   });
 
   app.use(corsRule);
@@ -189,6 +211,8 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
 
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
   app.use(jsonBody(BODY_LIMIT));
+
+  app.use(operatorSessionRouter(services.operatorSignIn, deps.config));
 
   // Exactly `/v1` (strict routing): guarded, counted and credential-checked like every /v1 answer; no
   // other path changes.
@@ -216,7 +240,11 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
     // Pre-validation hook points: `validationRules` run in Apollo's validation, after graphql-js's own;
     // `checks` see the resolved operation and its variables before it runs.
     validationRules: [depthLimitRule(limits.maxDepth)],
-    checks: [complexityLimit((context) => budgetOf(limits, context.principal)), inputValuesCheck],
+    checks: [
+      complexityLimit((context) => budgetOf(limits, context.principal)),
+      inputValuesCheck,
+      viewerReadsOnly,
+    ],
     hideSuggestions,
     formatError: createFormatError(deps.logger, { hideSuggestions }),
     logger: deps.logger,

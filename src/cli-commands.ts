@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config.js';
 import { systemClock } from './core/clock.js';
-import { ValidationError } from './core/errors.js';
+import { NotFoundError, ValidationError } from './core/errors.js';
 import { ADMIN } from './core/principal.js';
 import { listenFailure, serverOf } from './core/startup-errors.js';
 import { randomSecret } from './core/tokens.js';
@@ -47,6 +47,12 @@ function printBanner(server: RunningServer): void {
       `  App id       ${server.demo.appId}`,
       `  API key      ${server.demo.apiKey}`,
       `  Plans        free (default)${server.payments.emulator ? ', pro (14-day trial)' : ''}`,
+    );
+  }
+  if (server.devOwner && !production) {
+    lines.push(
+      '',
+      `  Operator     ${server.devOwner} (owner): sign in to the dashboard by e-mail, the link is in the dev mailbox`,
     );
   }
   lines.push('');
@@ -183,6 +189,47 @@ async function withDatabase<T>(fn: (services: Services) => Promise<T>): Promise<
 
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function presentOperator(operator: { id: string; email: string; role: string; createdAt: Date }) {
+  return {
+    id: operator.id,
+    email: operator.email,
+    role: operator.role,
+    createdAt: operator.createdAt.toISOString(),
+  };
+}
+
+/** `operators add` */
+export async function addOperator(options: { email: string; role: string }): Promise<void> {
+  printJson(
+    await withDatabase(async (services) =>
+      presentOperator(
+        await services.operators.addOperator(ADMIN, { email: options.email, role: options.role }),
+      ),
+    ),
+  );
+}
+
+/** `operators list` */
+export async function listOperators(): Promise<void> {
+  printJson(
+    await withDatabase(async (services) =>
+      (await services.operators.listOperators(ADMIN)).map(presentOperator),
+    ),
+  );
+}
+
+/** `operators remove` */
+export async function removeOperator(options: { email: string }): Promise<void> {
+  printJson(
+    await withDatabase(async (services) => {
+      const wanted = options.email.toLowerCase();
+      const operator = (await services.operators.listOperators(ADMIN)).find((o) => o.emailLower === wanted);
+      if (!operator) throw new NotFoundError('Operator', options.email);
+      return services.operators.removeOperator(ADMIN, operator.id);
+    }),
+  );
 }
 
 /** `apps create` */

@@ -172,6 +172,34 @@ ${example('DATABASE_URL=postgres://postgres@127.0.0.1:5432/tollgate tollgate db 
     .addHelpText('after', example('tollgate analytics backfill'))
     .action(async (options: { app?: string }) => (await commands()).analyticsBackfill(options));
 
+  const operators = program
+    .command('operators')
+    .description('manage the people who sign in to the dashboard by e-mail, and their roles')
+    .usage('<command> [options]');
+  operators
+    .command('add')
+    .description('add an operator; prints the operator as JSON')
+    .addOption(required('--email <address>', 'where their sign-in links go'))
+    .addOption(
+      required(
+        '--role <role>',
+        'owner (everything, manages operators), admin (everything else) or viewer (reads)',
+      ),
+    )
+    .addHelpText('after', example('tollgate operators add --email alice@example.com --role owner'))
+    .action(async (options: { email: string; role: string }) => (await commands()).addOperator(options));
+  operators
+    .command('list')
+    .description('list the operators as JSON, oldest first')
+    .addHelpText('after', example('tollgate operators list'))
+    .action(async () => (await commands()).listOperators());
+  operators
+    .command('remove')
+    .description('remove an operator, ending their dashboard sessions at once (never the last owner)')
+    .addOption(required('--email <address>', "the operator's e-mail address"))
+    .addHelpText('after', example('tollgate operators remove --email bob@example.com'))
+    .action(async (options: { email: string }) => (await commands()).removeOperator(options));
+
   program
     .command('stripe-emulator')
     .description('run the bundled Stripe emulator on its own, for a Tollgate started with STRIPE_API_BASE')

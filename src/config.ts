@@ -39,6 +39,17 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
   readonly adminToken: string | undefined;
+  /** Named dashboard operators (src/modules/operators/). */
+  readonly operators: {
+    /** Hours an operator session lasts without use. */
+    readonly sessionIdleHours: number;
+    /** Days an operator session lasts at most, used or not. */
+    readonly sessionMaxDays: number;
+    /** Whether the dashboard's admin-token sign-in is offered: always in development, opt-in in production. */
+    readonly tokenSignIn: boolean;
+  };
+  /** Days audit events are kept before they are deleted. */
+  readonly auditRetentionDays: number;
   readonly rateLimits: {
     readonly apiKey: number;
     readonly session: number;
@@ -193,6 +204,15 @@ const envSchema = z.object({
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
+  OPERATOR_SESSION_IDLE_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(12),
+  OPERATOR_SESSION_MAX_DAYS: z.coerce.number().int().min(1).max(365).default(7),
+  DASHBOARD_TOKEN_SIGNIN: flag.optional(),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   RATE_LIMIT_API_KEY: positive.default(1000),
   RATE_LIMIT_SESSION: positive.default(100),
   RATE_LIMIT_PUBLIC_IP: positive.default(60),
@@ -316,6 +336,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? 'Tollgate <no-reply@tollgate.localhost>',
     adminToken: e.ADMIN_TOKEN,
+    operators: {
+      sessionIdleHours: e.OPERATOR_SESSION_IDLE_HOURS,
+      sessionMaxDays: e.OPERATOR_SESSION_MAX_DAYS,
+      tokenSignIn: e.DASHBOARD_TOKEN_SIGNIN ?? !production,
+    },
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     rateLimits: {
       apiKey: e.RATE_LIMIT_API_KEY,
       session: e.RATE_LIMIT_SESSION,

@@ -9,6 +9,8 @@ import { noteStatement } from './infra/round-trips.js';
 import { MrrDaily, MrrMovement } from './modules/analytics/mrr-movement.entity.js';
 import { ApiKey } from './modules/apps/api-key.entity.js';
 import { App } from './modules/apps/app.entity.js';
+import { AuditEvent } from './modules/audit/audit-event.entity.js';
+import { AuditTrail } from './modules/audit/audit-trail.subscriber.js';
 import { MagicLinkRequest } from './modules/auth/magic-link-request.entity.js';
 import { MagicLinkToken } from './modules/auth/magic-link-token.entity.js';
 import { Session } from './modules/auth/session.entity.js';
@@ -20,6 +22,7 @@ import { EntitlementSigningKey } from './modules/entitlement-tokens/signing-key.
 import { IdempotencyRecord } from './modules/idempotency/idempotency-record.entity.js';
 import { CreditBucket } from './modules/metering/credit-bucket.entity.js';
 import { UsageRecord } from './modules/metering/usage-record.entity.js';
+import { Operator, OperatorSession, OperatorSignInToken } from './modules/operators/operator.entity.js';
 import { OrganizationInvitation } from './modules/organizations/invitation.entity.js';
 import { Organization, OrganizationMember } from './modules/organizations/organization.entity.js';
 import { Plan } from './modules/plans/plan.entity.js';
@@ -53,6 +56,10 @@ export const ENTITIES = [
   EntitlementSigningKey,
   MrrMovement,
   MrrDaily,
+  Operator,
+  OperatorSignInToken,
+  OperatorSession,
+  AuditEvent,
 ];
 
 export type Orm = MikroORM;
@@ -66,7 +73,7 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
     // Every customer a request touches is noted as one of its subjects (src/core/subjects.ts).
-    subscribers: [new CustomerSubjects()],
+    subscribers: [new CustomerSubjects(), new AuditTrail()],
     // A forgotten request context must fail loudly rather than share one identity map between requests.
     allowGlobalContext: false,
     forceUtcTimezone: true,

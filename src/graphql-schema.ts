@@ -3,6 +3,7 @@ import { buildSchema, type ClassType, type ContainerType, type NonEmptyArray } f
 import type { GraphQLContext } from './graphql/context.js';
 import { AnalyticsResolver } from './modules/analytics/analytics.resolver.js';
 import { AppsResolver } from './modules/apps/apps.resolver.js';
+import { AuditResolver } from './modules/audit/audit.resolver.js';
 import { AuthResolver } from './modules/auth/auth.resolver.js';
 import { BillingPortalResolver } from './modules/billing-portal/billing-portal.resolver.js';
 import { CheckoutResolver } from './modules/checkout/checkout.resolver.js';
@@ -13,6 +14,7 @@ import { EntitlementsResolver } from './modules/entitlements/entitlements.resolv
 import { CustomerErasureResolver } from './modules/erasure/customer-erasure.resolver.js';
 import { InvoicesResolver } from './modules/invoices/invoices.resolver.js';
 import { MeteringResolver } from './modules/metering/metering.resolver.js';
+import { OperatorsResolver } from './modules/operators/operators.resolver.js';
 import { OrganizationsResolver } from './modules/organizations/organizations.resolver.js';
 import { PlansResolver } from './modules/plans/plans.resolver.js';
 import { FIELD_LIMITS } from './modules/rate-limits/field-limits.js';
@@ -45,6 +47,8 @@ export const RESOLVERS: NonEmptyArray<ClassType> = [
   BillingPortalResolver,
   SubscriptionReconcileResolver,
   AnalyticsResolver,
+  OperatorsResolver,
+  AuditResolver,
 ];
 
 /**
@@ -72,6 +76,8 @@ export function createResolverContainer(services: Services): ContainerType {
     [BillingPortalResolver, new BillingPortalResolver(services.billingPortal)],
     [SubscriptionReconcileResolver, new SubscriptionReconcileResolver(services.subscriptionReconcile)],
     [AnalyticsResolver, new AnalyticsResolver(services.analytics)],
+    [OperatorsResolver, new OperatorsResolver(services.operators)],
+    [AuditResolver, new AuditResolver(services.audit)],
     [FieldRateLimiter, new FieldRateLimiter(services.rateLimits)],
   ]);
   return {

@@ -31,6 +31,8 @@ export interface RunningServer {
   readonly services: Services;
   /** Present on the first start of a development instance only. */
   readonly demo?: { readonly appId: string; readonly apiKey: string };
+  /** The owner a development start created for the dev mailbox (first start only). */
+  readonly devOwner?: string;
   /** Where payments go (the in-process Stripe emulator when no STRIPE_SECRET_KEY is set). */
   readonly payments: PaymentsRuntime;
   /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
@@ -147,7 +149,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await services.webhookDispatcher.start();
     await services.seatBilling.start();
     await services.overageReporter.start();
+    await services.audit.start(jobs);
     const demo = seedDemo ? await seedDemoApp(orm, services, payments.emulator !== undefined) : undefined;
+    const devOwner = seedDemo ? await seedDevOwner(orm, services) : undefined;
 
     const httpServer = await createListener(config);
     const app = await createHttpApp(deps, services);
@@ -177,6 +181,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       deps,
       services,
       demo,
+      devOwner,
       payments,
       close() {
         closing ??= (async () => {
@@ -236,6 +241,21 @@ async function seedDemoApp(
       });
     }
     return { appId: app.id, apiKey: apiKey.secret };
+  });
+}
+
+/** The address of the owner a development start creates: the dev mailbox shows every message sent to it. */
+export const DEV_OWNER_EMAIL = 'owner@tollgate.localhost';
+
+/**
+ * With no operator yet, a development start makes one owner for the dev mailbox, so the dashboard's
+ * e-mail sign-in works at once (the link arrives at /dev/mailbox).
+ */
+async function seedDevOwner(orm: Orm, services: Services): Promise<string | undefined> {
+  return withContext(orm, async () => {
+    if (await services.operators.anyOperator()) return undefined;
+    await services.operators.addOperator(ADMIN, { email: DEV_OWNER_EMAIL, role: 'owner' });
+    return DEV_OWNER_EMAIL;
   });
 }
 

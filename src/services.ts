@@ -8,6 +8,7 @@ import type { Logger } from './infra/logger.js';
 import { AnalyticsService } from './modules/analytics/analytics.service.js';
 import { MrrVerificationService } from './modules/analytics/mrr-verification.service.js';
 import { AppsService } from './modules/apps/apps.service.js';
+import { AuditService } from './modules/audit/audit.service.js';
 import { CredentialsService } from './modules/auth/credentials.service.js';
 import { MagicLinksService } from './modules/auth/magic-links.service.js';
 import { SessionsService } from './modules/auth/sessions.service.js';
@@ -26,6 +27,8 @@ import { BalanceReader } from './modules/metering/balance-reader.js';
 import { MeteringService } from './modules/metering/metering.service.js';
 import { MeteringEraser } from './modules/metering/metering-eraser.js';
 import { OverageReporter } from './modules/metering/overage-reporter.js';
+import { OperatorSignInService } from './modules/operators/operator-sign-in.service.js';
+import { OperatorsService } from './modules/operators/operators.service.js';
 import { InvitationsService } from './modules/organizations/invitations.service.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { SeatBilling } from './modules/organizations/seat-billing.js';
@@ -79,6 +82,12 @@ export interface Services {
   readonly mrrVerification: MrrVerificationService;
   readonly mrrBackfill: SubscriptionMrrBackfillService;
   readonly apps: AppsService;
+  /** The audit log of operators', API keys' and the admin token's writes. */
+  readonly audit: AuditService;
+  /** Named dashboard operators and their roles. */
+  readonly operators: OperatorsService;
+  /** Operators' e-mailed sign-in links and cookie sessions. */
+  readonly operatorSignIn: OperatorSignInService;
   readonly checkout: CheckoutService;
   readonly coupons: CouponsService;
   readonly credentials: CredentialsService;
@@ -155,6 +164,7 @@ export function createServices(deps: Deps): Services {
   });
   const sessions = new SessionsService(deps.orm, deps.clock, apps, organizations, entitlements, changes);
   const idempotency = new IdempotencyService(deps.orm, deps.clock);
+  const audit = new AuditService(deps.orm, deps.clock, deps.logger, deps.config.auditRetentionDays);
   const subscriptionLifecycle = new SubscriptionLifecycleService(
     deps.orm,
     deps.clock,
@@ -163,6 +173,16 @@ export function createServices(deps: Deps): Services {
   );
   return {
     apps,
+    audit,
+    operators: new OperatorsService(deps.orm, deps.clock),
+    operatorSignIn: new OperatorSignInService(
+      deps.orm,
+      deps.clock,
+      deps.logger,
+      deps.mailer,
+      deps.rateLimitStore,
+      deps.config,
+    ),
     checkout: new CheckoutService(deps.orm, deps.payments, deps.clock, outboundEvents),
     coupons: new CouponsService(deps.orm, deps.clock, deps.payments),
     changes,
@@ -181,6 +201,7 @@ export function createServices(deps: Deps): Services {
     // The outbound webhooks come last: they erase stored payloads, then record customer.deleted.
     customerErasure: new CustomerErasureService(deps.orm, organizations, subscriptionLifecycle, [
       idempotency,
+      audit,
       new MeteringEraser(),
       new WebhookPayloadEraser(outboundEvents),
     ]),

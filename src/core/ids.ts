@@ -25,7 +25,11 @@ export type IdPrefix =
   | 'grant'
   | 'use'
   | 'etk'
-  | 'inv';
+  | 'inv'
+  | 'op'
+  | 'ops'
+  | 'opt'
+  | 'aud';
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(20);

@@ -2,10 +2,26 @@ import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } fro
 
 export type OrgRole = 'owner' | 'admin' | 'member';
 
+/** What a named dashboard operator may do: everything and manage operators; everything else; read. */
+export type OperatorRole = 'owner' | 'admin' | 'viewer';
+export const OPERATOR_ROLES: readonly OperatorRole[] = ['owner', 'admin', 'viewer'];
+
+/** The person behind an operator session (signed in to the dashboard by e-mail). */
+export interface OperatorIdentity {
+  readonly id: string;
+  readonly email: string;
+  readonly role: OperatorRole;
+  readonly sessionId: string;
+}
+
 /** Who is calling. Produced once per request by the credential middleware, used by both transports. */
 export type Principal =
   | { readonly kind: 'anonymous' }
-  | { readonly kind: 'admin' }
+  /**
+   * The server's own authority: the admin token, or a named operator signed in to the dashboard
+   * (`operator`), whose role narrows it (see `requireWrite` and `requireOperatorManager`).
+   */
+  | { readonly kind: 'admin'; readonly operator?: OperatorIdentity }
   | {
       readonly kind: 'apiKey';
       readonly appId: string;
@@ -39,6 +55,24 @@ export const ADMIN: Principal = Object.freeze({ kind: 'admin' });
 export function requireAdmin(principal: Principal): void {
   if (principal.kind === 'anonymous') throw new UnauthorizedError();
   if (principal.kind !== 'admin') throw new ForbiddenError('This operation needs the admin token');
+}
+
+/**
+ * A write: a viewer operator only reads, whatever the transport (403). Every other credential keeps the
+ * rules of the operation it calls.
+ */
+export function requireWrite(principal: Principal): void {
+  if (principal.kind === 'admin' && principal.operator?.role === 'viewer') {
+    throw new ForbiddenError('A viewer can read but not change anything');
+  }
+}
+
+/** Managing operators: the admin token (the server's own authority) or an owner. */
+export function requireOperatorManager(principal: Principal): void {
+  requireAdmin(principal);
+  if (principal.kind === 'admin' && principal.operator && principal.operator.role !== 'owner') {
+    throw new ForbiddenError('Only an owner manages operators');
+  }
 }
 
 export function requireApiKey(principal: Principal): ApiKeyPrincipal {

@@ -43,6 +43,8 @@ const CLIENT_ERROR_CODES = new Set([
   'QUERY_TOO_DEEP',
   'QUERY_TOO_COMPLEX',
   'QUERY_TOO_EXPENSIVE',
+  // A viewer's mutation, refused before it runs (src/graphql/operator-roles.ts).
+  'FORBIDDEN',
 ]);
 
 /** graphql-js's "Did you mean …?" hints, which name fields, arguments, types and enum values. */

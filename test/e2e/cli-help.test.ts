@@ -120,6 +120,10 @@ net.Socket.prototype.connect = function () {
       'analytics',
       'analytics verify',
       'analytics backfill',
+      'operators',
+      'operators add',
+      'operators list',
+      'operators remove',
       'stripe-emulator',
     ]);
   });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -76,19 +76,25 @@ describe('the dashboard page', () => {
         (m) => m[1]!,
       );
       for (const specifier of specifiers) expect(specifier).toMatch(/^\.\.?\//);
-      // The only address the page fetches is this origin's GraphQL endpoint.
+      // The only addresses the page fetches are this origin's GraphQL endpoint and its operator sign-in.
       const fetches = [...text.matchAll(/\bfetch\(\s*([^,)]*)/g)].map((m) => m[1]);
-      for (const target of fetches) expect(target).toBe("'/graphql'");
+      for (const target of fetches)
+        expect(["'/graphql'", "'/dashboard/session'", "'/dashboard/sign-in'"]).toContain(target);
       expect(text).not.toMatch(/\beval\(|new Function\(|document\.cookie|localStorage/);
     }
   });
 
-  it('ships exactly the operations of src/dashboard/operations.graphql', async () => {
+  it('ships exactly the operations of src/dashboard/*.graphql', async () => {
     const page = await server.http.get('/dashboard');
     const operationsPath = assetsOf(page.text).find((a) => a.endsWith('/operations.js'))!;
     const shipped = (await server.http.get(operationsPath).set('accept-encoding', 'identity')).text;
-    const names = parse(readFileSync('src/dashboard/operations.graphql', 'utf8')).definitions.map(
-      (d) => (d as { name?: { value: string } }).name?.value,
+    const files = readdirSync('src/dashboard')
+      .filter((f) => f.endsWith('.graphql'))
+      .sort();
+    const names = files.flatMap((file) =>
+      parse(readFileSync(`src/dashboard/${file}`, 'utf8')).definitions.map(
+        (d) => (d as { name?: { value: string } }).name?.value,
+      ),
     );
     expect([...shipped.matchAll(/^export const (\w+) = /gm)].map((m) => m[1])).toEqual(names);
   });

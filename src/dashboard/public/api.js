@@ -1,10 +1,11 @@
 // The dashboard's only way to data: GraphQL operations from operations.js (generated from
 // src/dashboard/operations.graphql, which codegen checks against the schema), sent to this origin's
-// /graphql with the signed-in credential as a bearer header.
+// /graphql with the signed-in credential as a bearer header, or with an operator's session cookie and its
+// anti-forgery header (operator.js).
 
 const TOKEN_KEY = 'tollgate.dashboard.token';
 
-/** The credential lives in this tab's sessionStorage only: never a cookie, never a URL. */
+/** A typed credential lives in this tab's sessionStorage only: never a cookie, never a URL. */
 export const credential = {
   get() {
     return sessionStorage.getItem(TOKEN_KEY);
@@ -14,6 +15,20 @@ export const credential = {
   },
   clear() {
     sessionStorage.removeItem(TOKEN_KEY);
+  },
+};
+
+/**
+ * An operator's anti-forgery token, in memory only (the session itself is an httpOnly cookie the page
+ * cannot read); `GET /dashboard/session` gives it again after a reload.
+ */
+let csrfToken;
+export const operatorCsrf = {
+  get() {
+    return csrfToken;
+  },
+  set(token) {
+    csrfToken = token ?? undefined;
   },
 };
 
@@ -58,13 +73,18 @@ export function onCredentialRejected(listener) {
 
 /** Runs one operation; resolves to its data or rejects with an ApiError whose message is for people. */
 export async function request(operation, variables = {}, token = credential.get()) {
+  // Without a typed credential, a signed-in operator's cookie goes along with its anti-forgery token.
+  const csrf = token ? undefined : operatorCsrf.get();
+  const headers = { 'content-type': 'application/json' };
+  if (csrf) headers['x-csrf-token'] = csrf;
+  else headers.authorization = `Bearer ${token ?? ''}`;
   let response;
   try {
     response = await fetch('/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token ?? ''}` },
+      headers,
       body: JSON.stringify({ query: operation, variables }),
-      credentials: 'omit',
+      credentials: csrf ? 'same-origin' : 'omit',
       cache: 'no-store',
     });
   } catch {

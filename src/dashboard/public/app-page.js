@@ -267,7 +267,7 @@ function SettingsView({ app }) {
   </section>`;
 }
 
-export function AppPage({ route, keyMode }) {
+export function AppPage({ route, keyMode, readOnly = keyMode }) {
   const { appId } = route;
   const loaded = useLoad(
     () => request(keyMode ? DashboardAppView : DashboardApp, { id: appId }),
@@ -285,7 +285,7 @@ export function AppPage({ route, keyMode }) {
   // A customer's page and an organization's (reached from a customer's) belong to the customers tab.
   const tab = route.page === 'customer' || route.page === 'organization' ? 'customers' : route.tab;
   // An API key manages neither keys nor plans; those stay the operator's.
-  const tabs = keyMode ? TABS.filter(([id]) => id !== 'keys') : TABS;
+  const tabs = readOnly ? TABS.filter(([id]) => id !== 'keys') : TABS;
   return html`<main>
     ${keyMode ? null : html`<p class="crumbs"><a href="#/">Apps</a> / <span>${app.name}</span></p>`}
     <h1>${app.name}</h1>
@@ -301,13 +301,13 @@ export function AppPage({ route, keyMode }) {
       tab === 'settings'
         ? html`<${AnalyticsOverview} appId=${app.id} />
         <div class="columns">
-          ${keyMode ? html`<${SettingsView} app=${app} />` : html`<${SettingsForm} app=${app} onSaved=${loaded.reload} />`}
+          ${readOnly ? html`<${SettingsView} app=${app} />` : html`<${SettingsForm} app=${app} onSaved=${loaded.reload} />`}
           <${UrlTester} appId=${app.id} />
         </div>`
         : null
     }
-    ${tab === 'keys' && !keyMode ? html`<${KeysTab} app=${app} reload=${loaded.reload} />` : null}
-    ${tab === 'plans' ? html`<${PlansTab} appId=${app.id} readOnly=${keyMode} />` : null}
+    ${tab === 'keys' && !readOnly ? html`<${KeysTab} app=${app} reload=${loaded.reload} />` : null}
+    ${tab === 'plans' ? html`<${PlansTab} appId=${app.id} readOnly=${readOnly} />` : null}
     ${
       tab === 'customers' && route.page === 'customer'
         ? html`<${CustomerPage} key=${route.customerId} appId=${app.id} customerId=${route.customerId} />`

@@ -3,7 +3,10 @@
 
 import { ApiError, credential, freshKeys, isApiKey, onCredentialRejected, request } from './api.js';
 import { AppPage } from './app-page.js';
+import { AuditPage } from './audit-page.js';
 import { DashboardApps, DashboardCreateApp, DashboardKeyApp } from './operations.js';
+import { hideWriteControls, OperatorSignIn, signOutOperator, startOperatorSession } from './operator.js';
+import { OperatorsPage } from './operators-page.js';
 import { ErrorMessage, Field, formatDate, html, Loading, useLoad } from './ui.js';
 import { useEffect, useState } from './vendor/hooks.js';
 import { render } from './vendor/preact.js';
@@ -16,6 +19,8 @@ function parseRoute(hash) {
     // A malformed escape (`#/apps/%E0%A4%A`, a mangled link) names no page: the list of apps.
     return { page: 'apps' };
   }
+  if (parts[0] === 'operators') return { page: 'operators' };
+  if (parts[0] === 'audit') return { page: 'audit' };
   if (parts[0] === 'apps' && parts[1]) {
     if (parts[2] === 'customers' && parts[3])
       return { page: 'customer', appId: parts[1], customerId: parts[3] };
@@ -36,7 +41,7 @@ function useRoute() {
   return route;
 }
 
-function SignIn({ onSignedIn, reason }) {
+function SignIn({ onSignedIn, reason, tokenSignIn }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState(undefined);
   const [busy, setBusy] = useState(false);
@@ -69,7 +74,10 @@ function SignIn({ onSignedIn, reason }) {
   return html`<main class="signin">
     <h1>Tollgate dashboard</h1>
     ${reason ? html`<p class="notice" role="status">${reason}</p>` : null}
-    <form onSubmit=${submit} novalidate>
+    ${tokenSignIn ? null : html`<${OperatorSignIn} />`}
+    ${
+      tokenSignIn
+        ? html`<form onSubmit=${submit} novalidate>
       <${Field} label="Admin token" error=${error}
         hint="The ADMIN_TOKEN this Tollgate was started with, or an app's API key (tg_sk_…) for that app's pages. It stays in this tab only.">
         ${(props) => html`<input ...${props} type="password" autocomplete="off" spellcheck="false" required
@@ -77,6 +85,9 @@ function SignIn({ onSignedIn, reason }) {
       <//>
       <button type="submit" disabled=${busy || token.trim() === ''}>Sign in</button>
     </form>
+    <${OperatorSignIn} />`
+        : null
+    }
   </main>`;
 }
 
@@ -160,28 +171,66 @@ function KeyHome() {
 function Dashboard() {
   const [signedIn, setSignedIn] = useState(() => credential.get() !== null);
   const [reason, setReason] = useState(undefined);
+  // A signed-in operator ({id, email, role}) when the session is the cookie's, not a typed credential.
+  const [operator, setOperator] = useState(null);
+  const [tokenSignIn, setTokenSignIn] = useState(true);
+  const [checking, setChecking] = useState(() => credential.get() === null);
   const route = useRoute();
+  useEffect(() => {
+    if (credential.get() !== null) return;
+    startOperatorSession().then(
+      (session) => {
+        setTokenSignIn(session.tokenSignIn);
+        if (session.error) setReason(session.error);
+        if (session.operator) {
+          setOperator(session.operator);
+          setSignedIn(true);
+        }
+        setChecking(false);
+      },
+      (e) => {
+        setReason(e.message);
+        setChecking(false);
+      },
+    );
+  }, []);
   useEffect(
     () =>
       onCredentialRejected(() => {
-        const what = isApiKey(credential.get()) ? 'The API key' : 'The admin token';
+        const what = isApiKey(credential.get())
+          ? 'The API key was refused'
+          : credential.get() === null
+            ? 'Your operator session has ended'
+            : 'The admin token was refused';
         credential.clear();
-        setReason(`${what} was refused: sign in again.`);
+        setOperator(null);
+        setReason(`${what}: sign in again.`);
         setSignedIn(false);
       }),
     [],
   );
-  if (!signedIn) return html`<${SignIn} reason=${reason} onSignedIn=${() => setSignedIn(true)} />`;
+  const viewer = operator?.role === 'viewer';
+  useEffect(() => (viewer ? hideWriteControls(document.getElementById('root')) : undefined), [viewer]);
+  if (checking) return html`<main><${Loading} what="Loading the dashboard" /></main>`;
+  if (!signedIn)
+    return html`<${SignIn} reason=${reason} tokenSignIn=${tokenSignIn} onSignedIn=${() => setSignedIn(true)} />`;
   const keyMode = isApiKey(credential.get());
-  const signOut = () => {
+  const managesOperators = !keyMode && (operator === null || operator.role === 'owner');
+  const signOut = async () => {
+    if (operator) await signOutOperator().catch(() => undefined);
     credential.clear();
     freshKeys.clear();
+    setOperator(null);
     setReason(undefined);
     setSignedIn(false);
   };
   let content;
-  if (route.page !== 'apps')
-    content = html`<${AppPage} key=${route.appId} route=${route} keyMode=${keyMode} />`;
+  if (route.page === 'operators' && managesOperators) content = html`<${OperatorsPage} />`;
+  else if (route.page === 'audit' && !keyMode) content = html`<${AuditPage} />`;
+  else if (route.page === 'operators' || route.page === 'audit')
+    content = html`<main><p class="empty">This page is not yours to see. <a href="#/">Back</a></p></main>`;
+  else if (route.page !== 'apps')
+    content = html`<${AppPage} key=${route.appId} route=${route} keyMode=${keyMode} readOnly=${keyMode || viewer} />`;
   else content = keyMode ? html`<${KeyHome} />` : html`<${AppsPage} />`;
   return html`<div class="shell">
     <header>
@@ -190,8 +239,11 @@ function Dashboard() {
         ${
           keyMode
             ? html`<span>Signed in with an API key: its app only</span>`
-            : html`<a href="#/" aria-current=${route.page === 'apps' ? 'page' : undefined}>Apps</a>`
+            : html`<a href="#/" aria-current=${route.page === 'apps' ? 'page' : undefined}>Apps</a>
+              <a href="#/audit" aria-current=${route.page === 'audit' ? 'page' : undefined}>Audit log</a>
+              ${managesOperators ? html`<a href="#/operators" aria-current=${route.page === 'operators' ? 'page' : undefined}>Operators</a>` : null}`
         }
+        ${operator ? html`<span class="who">${operator.email} (${operator.role})</span>` : null}
       </nav>
       <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
     </header>

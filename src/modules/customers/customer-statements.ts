@@ -21,8 +21,9 @@ export const READ_CUSTOMER = new PreparedStatement<CustomerRow & { key_ok: boole
 );
 
 /**
- * `key_ok`, and when it holds: the new customer's row, and its `customer.created` event with a delivery
- * for every enabled endpoint of the app that takes it (no event when none does, as
+ * `key_ok`, and when it holds: the new customer's row, its audit event when an audited actor makes it
+ * (`audit_id` not null, as the audit trail would append it on a flush), and its `customer.created` event
+ * with a delivery for every enabled endpoint of the app that takes it (no event when none does, as
  * `OutboundEvents.record` writes it). A taken e-mail fails the whole statement (unique violation) and
  * writes nothing. The deliveries' ids are to be announced to the job queue after it (they have no job).
  */
@@ -34,11 +35,20 @@ export const CREATE_CUSTOMER = new PreparedStatement<
    v as (
      select ?::text as id, ?::text as app_id, ?::text as email, ?::text as email_lower, ?::text as name,
             ?::jsonb as metadata,
-            ?::timestamptz as at, ?::text as event_id, ?::text as event_body, ?::text as event_subjects
+            ?::timestamptz as at, ?::text as event_id, ?::text as event_body, ?::text as event_subjects,
+            ?::text as audit_id, ?::text as actor_type, ?::text as actor_id, ?::text as actor_email,
+            ?::text as ip, ?::text as user_agent, ?::jsonb as audit_changes
    ), created as (
      insert into customer (id, app_id, email, email_lower, name, metadata, created_at, updated_at)
      select v.id, v.app_id, v.email, v.email_lower, v.name, v.metadata, v.at, v.at from v, k where k.ok
      returning *
+   ), audit as (
+     insert into audit_event (id, at, action, target_id, app_id, actor_type, actor_id, actor_email, ip,
+                              user_agent, changes, customer_id)
+     select v.audit_id, v.at, 'customer.create', c.id, c.app_id, v.actor_type, v.actor_id, v.actor_email,
+            v.ip, v.user_agent, v.audit_changes, c.id
+       from v, created as c
+      where v.audit_id is not null
    ), event as (
      insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
      select v.event_id, v.app_id, 'customer.created', v.event_body, v.event_subjects::jsonb, v.at

@@ -15,6 +15,7 @@ import {
 import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
 import { actingOnApp } from '../apps/app-rules.js';
+import { auditEventColumns } from '../audit/audit-record.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Customer } from './customer.entity.js';
 import { type CustomerJson, presentCustomer } from './customer.presenter.js';
@@ -475,6 +476,13 @@ export class CustomersService {
         subjects: [id],
       },
     ]);
+    // What the audit trail would record of this row on a flush: the fields the caller set.
+    const audit = auditEventColumns({
+      app: { before: null, after: appId },
+      email: { before: null, after: email },
+      name: { before: null, after: name ?? null },
+      metadata: { before: null, after: initial },
+    });
     let row: Awaited<ReturnType<typeof CREATE_CUSTOMER.run>>[number] | undefined;
     try {
       [row] = await CREATE_CUSTOMER.run(this.em, [
@@ -490,6 +498,13 @@ export class CustomersService {
         event.ids[0],
         event.bodies[0],
         event.subjects[0],
+        audit?.id ?? null,
+        audit?.actorType ?? null,
+        audit?.actorId ?? null,
+        audit?.actorEmail ?? null,
+        audit?.ip ?? null,
+        audit?.userAgent ?? null,
+        audit?.changes ?? null,
       ]);
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) {

@@ -6,6 +6,7 @@ import { type AppScope, type Principal, requireApiKey, requireAppPrincipal } fro
 import { parseInput } from '../../core/validation.js';
 import { withPooledClient } from '../../infra/prepared-statement.js';
 import { actingOnApp } from '../apps/app-rules.js';
+import { appendAuditEvent } from '../audit/audit-record.js';
 import { assertMetadataLimits } from '../customers/customers.schemas.js';
 import type { EntitlementsService } from '../entitlements/entitlements.service.js';
 import { type BillingContext, billingContextOf } from '../subscriptions/billing-context.js';
@@ -155,6 +156,33 @@ export class MeteringService {
     const now = this.clock.now();
     return this.orm.em.transactional(async (em) => {
       const created = await ledger.createGrant(em, subjectOf(context), grant, now);
+      // The ledger writes by SQL of its own: the unit of work does not see the grant to audit it.
+      appendAuditEvent(
+        em,
+        {
+          action: 'grant.create',
+          targetId: created.id,
+          appId: context.appId,
+          customerId: created.customerId,
+          changes: Object.fromEntries(
+            (
+              [
+                'customerId',
+                'organizationId',
+                'feature',
+                'amount',
+                'priority',
+                'expiresAt',
+                'description',
+              ] as const
+            ).map((field) => {
+              const value = created[field];
+              return [field, { before: null, after: value instanceof Date ? value.toISOString() : value }];
+            }),
+          ),
+        },
+        now,
+      );
       await this.events.record(
         em,
         context.appId,
@@ -175,6 +203,17 @@ export class MeteringService {
       const voided = await ledger.voidGrant(em, caller.appId, id, now);
       if (voided.result === 'missing') throw new NotFoundError('Credit grant', id);
       if (voided.result === 'voided') throw new ConflictError(`Credit grant ${id} has already been voided`);
+      appendAuditEvent(
+        em,
+        {
+          action: 'grant.void',
+          targetId: id,
+          appId: caller.appId,
+          customerId: voided.grant.customerId,
+          changes: { voidedAt: { before: null, after: voided.grant.voidedAt?.toISOString() ?? null } },
+        },
+        now,
+      );
       await this.events.record(
         em,
         caller.appId,

@@ -84,7 +84,11 @@ export class RateLimitsService {
       case 'session':
         return { rule: this.#rules.session, key: `session:${principal.sessionId}` };
       case 'admin':
-        return { rule: this.#rules.apiKey, key: 'admin' };
+        // Each operator has a budget of their own; the admin token shares one.
+        return {
+          rule: this.#rules.apiKey,
+          key: principal.operator ? `operator:${principal.operator.id}` : 'admin',
+        };
       case 'anonymous':
         return { rule: this.#rules.ip, key: `ip:${clientIp}` };
     }

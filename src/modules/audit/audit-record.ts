@@ -1,0 +1,67 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { currentAuditRequest } from '../../core/audit-context.js';
+import { newId } from '../../core/ids.js';
+import { type AuditChanges, AuditEvent } from './audit-event.entity.js';
+
+export interface AuditedWrite {
+  readonly action: string;
+  readonly targetId: string;
+  readonly appId: string | null;
+  readonly changes: AuditChanges;
+  /** The customer the write concerns, whose erasure scrubs the event's values. */
+  readonly customerId: string | null;
+}
+
+/**
+ * Appends the event of a write the unit of work does not see (a row written by SQL of its own, such as
+ * the credit ledger's), in the caller's transaction `em`, when an audited actor is making it.
+ */
+export function appendAuditEvent(em: EntityManager, write: AuditedWrite, at: Date): void {
+  const request = currentAuditRequest();
+  if (!request) return;
+  em.create(AuditEvent, {
+    id: newId('aud'),
+    at,
+    action: write.action,
+    targetId: write.targetId,
+    appId: write.appId,
+    actorType: request.actor.type,
+    actorId: request.actor.id,
+    actorEmail: request.actor.email,
+    ip: request.ip,
+    userAgent: request.userAgent,
+    changes: write.changes,
+    customerId: write.customerId,
+  });
+}
+
+/** What a statement of its own writes into `audit_event` besides the write's action, target and app. */
+export interface AuditEventColumns {
+  readonly id: string;
+  readonly actorType: string;
+  readonly actorId: string | null;
+  readonly actorEmail: string | null;
+  readonly ip: string | null;
+  readonly userAgent: string | null;
+  /** `changes` as JSON text. */
+  readonly changes: string;
+}
+
+/**
+ * The audit event of a write with these `changes`, as columns, when an audited actor is making it (else
+ * null), for a hot path whose one statement writes the event with the change itself
+ * (src/modules/customers/customer-statements.ts).
+ */
+export function auditEventColumns(changes: AuditChanges): AuditEventColumns | null {
+  const request = currentAuditRequest();
+  if (!request) return null;
+  return {
+    id: newId('aud'),
+    actorType: request.actor.type,
+    actorId: request.actor.id,
+    actorEmail: request.actor.email,
+    ip: request.ip,
+    userAgent: request.userAgent,
+    changes: JSON.stringify(changes),
+  };
+}
