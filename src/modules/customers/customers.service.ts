@@ -429,9 +429,12 @@ export class CustomersService {
     return { data, total: Number(rows[0]?.total ?? 0), limit, offset };
   }
 
-  /** Creates a customer; the e-mail must be new to the app regardless of case (else 409). */
-  async createCustomer(principal: Principal, input: unknown): Promise<Customer> {
-    const { appId } = requireApiKey(principal);
+  /**
+   * Creates a customer; the e-mail must be new to the app regardless of case (else 409). `scope`: the app
+   * the operator names (see `actingOnApp`).
+   */
+  async createCustomer(principal: Principal, input: unknown, scope?: AppScope): Promise<Customer> {
+    const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const { email, name, metadata } = parseInput(createCustomerSchema, input);
     const initial = mergeMetadata({}, metadata ?? {});
     assertMetadataLimits(initial);
@@ -480,8 +483,13 @@ export class CustomersService {
    * concurrent updates of different keys all survive and the metadata limits hold for the result.
    * `updatedAt` moves only when something actually changed.
    */
-  async updateCustomer(principal: Principal, id: string, input: unknown): Promise<Customer> {
-    const { appId } = requireApiKey(principal);
+  async updateCustomer(
+    principal: Principal,
+    id: string,
+    input: unknown,
+    scope?: AppScope,
+  ): Promise<Customer> {
+    const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const patch = parseInput(updateCustomerSchema, input);
     if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
     return this.em.transactional(async (em) => {
