@@ -170,7 +170,7 @@ function SubscriptionActions({ appId, subscription, onChanged, onChangePlan }) {
       });
     actions.push(html`<${ConfirmButton} key="cancel" label="Cancel" accessibleLabel=${`Cancel subscription ${id}`}
       confirmLabel="Cancel subscription" className="danger" choices=${choices} dismissLabel="Keep subscription"
-      question=${`Cancel the ${plan} subscription now, or at the end of the paid period (${formatDate(subscription.currentPeriodEnd)}), until when it keeps its entitlements? Canceling now cannot be undone.`} />`);
+      question=${`Cancel the ${plan} subscription now, or at the end of the paid period (${formatDate(subscription.currentPeriodEnd)}), until when it keeps its entitlements? Canceled now, it ends at once. This cannot be undone.`} />`);
   }
   return actions.length > 0 ? html`<span class="actions">${actions}</span>` : null;
 }
