@@ -248,7 +248,7 @@ function EditCustomer({ appId, customer, onSaved, onClose }) {
     await request(DashboardUpdateCustomer, { appId, id: customer.id, input });
     onSaved();
   });
-  return html`<form onSubmit=${submit} novalidate aria-labelledby="edit-customer-title">
+  return html`<form class="inset-form" onSubmit=${submit} novalidate aria-labelledby="edit-customer-title">
     <h3 id="edit-customer-title">Edit profile</h3>
     <${Field} label="Name" error=${errors.name}>
       ${(p) => html`<input ...${p} type="text" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}
