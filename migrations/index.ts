@@ -22,6 +22,7 @@ import { Migration20261126141535 } from './Migration20261126141535.js';
 import { Migration20261126150000 } from './Migration20261126150000.js';
 import { Migration20261126160000 } from './Migration20261126160000.js';
 import { Migration20261126171604 } from './Migration20261126171604.js';
+import { Migration20261126180000 } from './Migration20261126180000.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -51,4 +52,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126150000', class: Migration20261126150000 },
   { name: 'Migration20261126160000', class: Migration20261126160000 },
   { name: 'Migration20261126171604', class: Migration20261126171604 },
+  { name: 'Migration20261126180000', class: Migration20261126180000 },
 ];

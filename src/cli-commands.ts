@@ -246,10 +246,11 @@ export async function createApp(options: { name: string; callbackUrl?: string[] 
 }
 
 /** `keys create` */
-export async function createKey(options: { app: string }): Promise<void> {
+export async function createKey(options: { app: string; name?: string }): Promise<void> {
   printJson(
     await withDatabase(async (services) => {
-      const { key, secret } = await services.apps.createApiKey(ADMIN, options.app);
+      const input = options.name === undefined ? {} : { name: options.name };
+      const { key, secret } = await services.apps.createApiKey(ADMIN, options.app, input);
       return { keyId: key.id, apiKey: secret };
     }),
   );

@@ -106,8 +106,9 @@ ${example('DATABASE_URL=postgres://postgres@127.0.0.1:5432/tollgate tollgate db 
     .command('create')
     .description('create another API key for an app; prints {"keyId","apiKey"} as JSON')
     .addOption(required('--app <appId>', "the app's id (app_…)"))
-    .addHelpText('after', example('tollgate keys create --app app_0123456789abcdef'))
-    .action(async (options: { app: string }) => (await commands()).createKey(options));
+    .option('--name <name>', 'what the key is for, e.g. the server or job holding it (default: unnamed)')
+    .addHelpText('after', example('tollgate keys create --app app_0123456789abcdef --name "billing worker"'))
+    .action(async (options: { app: string; name?: string }) => (await commands()).createKey(options));
 
   const plans = program.command('plans').description('manage plans').usage('<command> [options]');
   plans

@@ -257,7 +257,14 @@ export function createServices(deps: Deps): Services {
     subscriptionHistory: new SubscriptionHistoryService(deps.orm),
     subscriptionLifecycle,
     subscriptions: new SubscriptionsService(deps.orm),
-    webhooks: new WebhooksService(deps.orm, deps.clock, deps.jobs, secrets, deps.config.production),
+    webhooks: new WebhooksService(
+      deps.orm,
+      deps.clock,
+      deps.jobs,
+      secrets,
+      deps.config.production,
+      outboundEvents,
+    ),
     outboundEvents,
     webhookDispatcher: new WebhookDispatcher({
       orm: deps.orm,

@@ -42,6 +42,7 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 
 interface Asset {
@@ -93,6 +94,7 @@ export function loadDashboardBuild(dir = DASHBOARD_BUILD_DIR): Build | undefined
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>Tollgate dashboard</title>
+<link rel="icon" href="${base}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${base}/dashboard.css">
 <script type="module" src="${base}/app.js"></script>
 ${preloads}

@@ -52,6 +52,19 @@ describe('tollgate CLI', () => {
     });
   });
 
+  it('names a key when asked', async () => {
+    const { appId } = await server.createApp();
+    const result = await runCli(['keys', 'create', '--app', appId, '--name', 'nightly export'], env());
+    expect(result.code).toBe(0);
+    const { keyId } = JSON.parse(result.stdout);
+    const keys = await server.graphql(
+      'query($id: ID!) { app(id: $id) { apiKeys { id name } } }',
+      { id: appId },
+      server.adminToken,
+    );
+    expect(keys.body.data.app.apiKeys).toContainEqual({ id: keyId, name: 'nightly export' });
+  });
+
   it('reports invalid input without a stack trace and exits non-zero', async () => {
     const result = await runCli(['apps', 'create', '--name', ''], env());
     expect(result.code).toBe(1);

@@ -582,6 +582,7 @@ describe('events', () => {
       stripePriceId: null,
       trialDays: 0,
       seats: null,
+      archived: false,
       ev: expect.any(Number),
     });
     await upsert('Basic+'); // no change, no event

@@ -1486,7 +1486,7 @@ export interface components {
             secret: string;
         };
         /** @enum {string} */
-        WebhookEventType: "customer.created" | "customer.updated" | "customer.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated" | "usage.limit_reached" | "credit_grant.created" | "credit_grant.voided" | "organization.member_added" | "organization.member_removed" | "organization.invitation_created";
+        WebhookEventType: "customer.created" | "customer.updated" | "customer.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "entitlements.updated" | "plan.updated" | "usage.limit_reached" | "credit_grant.created" | "credit_grant.voided" | "organization.member_added" | "organization.member_removed" | "organization.invitation_created" | "webhook.test";
         CreateWebhookEndpointRequest: {
             /** @description Required with the admin token. */
             appId?: string | null;

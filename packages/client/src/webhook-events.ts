@@ -17,6 +17,8 @@ export interface PlanSnapshot {
   readonly trialDays: number;
   readonly features: components['schemas']['Features'];
   readonly isDefault: boolean;
+  /** Sold no more: checkout and plan changes refuse it; subscriptions on it keep it. */
+  readonly archived: boolean;
   /** How the plan counts an organization's seats; null when it does not. */
   readonly seats:
     | { readonly mode: 'limit'; readonly included: number }
@@ -39,6 +41,12 @@ export type OrganizationInvitationCreated = components['schemas']['Invitation'] 
 /** What `customer.deleted` says of the customer: only its id. */
 export interface DeletedCustomerRef {
   readonly id: string;
+}
+
+/** What a test event (`webhook.test`, sent when the operator asks) carries. */
+export interface WebhookTest {
+  readonly endpointId: string;
+  readonly message: string;
 }
 
 /** Whose entitlements changed, and what they are now. */
@@ -80,6 +88,7 @@ export type OrganizationInvitationCreatedEvent = WebhookEventOf<
   'organization.invitation_created',
   OrganizationInvitationCreated
 >;
+export type WebhookTestEvent = WebhookEventOf<'webhook.test', WebhookTest>;
 
 /**
  * Every event Tollgate delivers, told apart by `type`: `switch (event.type)` narrows `data`. A test keeps
@@ -99,4 +108,5 @@ export type WebhookEvent =
   | CreditGrantVoidedEvent
   | OrganizationMemberAddedEvent
   | OrganizationMemberRemovedEvent
-  | OrganizationInvitationCreatedEvent;
+  | OrganizationInvitationCreatedEvent
+  | WebhookTestEvent;

@@ -174,11 +174,11 @@ function PeriodsTable({ periods, currency }) {
       ${periods.map(
         (p) => html`<tr key=${p.start} data-start=${p.start}>
           <th scope="row">${p.start}</th>
-          <td>${money(p.mrr, currency)}</td><td>${p.activeSubscriptions}</td><td>${p.trialingSubscriptions}</td>
-          <td>${money(p.newMrr, currency)}</td><td>${money(p.expansionMrr, currency)}</td>
-          <td>${money(p.contractionMrr, currency)}</td><td>${money(p.churnedMrr, currency)}</td>
-          <td>${money(p.reactivationMrr, currency)}</td><td>${p.newSubscriptions}</td>
-          <td>${p.canceledSubscriptions}</td><td>${p.trialConversions}</td>
+          <td data-label="MRR">${money(p.mrr, currency)}</td><td data-label="Active">${p.activeSubscriptions}</td><td data-label="Trialing">${p.trialingSubscriptions}</td>
+          <td data-label="New">${money(p.newMrr, currency)}</td><td data-label="Expansion">${money(p.expansionMrr, currency)}</td>
+          <td data-label="Contraction">${money(p.contractionMrr, currency)}</td><td data-label="Churned">${money(p.churnedMrr, currency)}</td>
+          <td data-label="Reactivation">${money(p.reactivationMrr, currency)}</td><td data-label="New subs">${p.newSubscriptions}</td>
+          <td data-label="Canceled">${p.canceledSubscriptions}</td><td data-label="Trial conversions">${p.trialConversions}</td>
         </tr>`,
       )}
     </tbody>
@@ -262,7 +262,7 @@ export function AnalyticsTab({ appId }) {
             <tbody>
               ${data.byPlan.map(
                 (p) =>
-                  html`<tr key=${p.planId}><th scope="row">${p.planId}</th><td>${money(p.mrr, data.currency)}</td><td>${p.activeSubscriptions}</td></tr>`,
+                  html`<tr key=${p.planId}><th scope="row">${p.planId}</th><td data-label="MRR">${money(p.mrr, data.currency)}</td><td data-label="Active subscriptions">${p.activeSubscriptions}</td></tr>`,
               )}
             </tbody>
           </table></div>

@@ -24,6 +24,7 @@ import {
   Notice,
   SecretOnce,
   useLoad,
+  useSubmit,
 } from './ui.js';
 import { useState } from './vendor/hooks.js';
 import { WebhooksTab } from './webhooks.js';
@@ -178,26 +179,28 @@ function UrlTester({ appId }) {
 
 function KeysTab({ app, reload }) {
   const [created, setCreated] = useState(undefined);
-  const [error, setError] = useState(undefined);
-  const create = async () => {
-    setError(undefined);
-    try {
-      const { createApiKey } = await request(DashboardCreateApiKey, { appId: app.id });
-      setCreated(createApiKey.apiKey);
-      reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const [name, setName] = useState('');
+  const { busy, errors, error, submit } = useSubmit(async () => {
+    const { createApiKey } = await request(DashboardCreateApiKey, {
+      appId: app.id,
+      name: name.trim() || null,
+    });
+    setCreated(createApiKey.apiKey);
+    setName('');
+    reload();
+  });
   const revoke = async (key) => {
     await request(DashboardRevokeApiKey, { id: key.id });
     reload();
   };
   return html`<section class="card" aria-labelledby="keys-title">
-    <div class="title-row">
-      <h2 id="keys-title">API keys</h2>
-      <button type="button" onClick=${create}>Create API key</button>
-    </div>
+    <h2 id="keys-title">API keys</h2>
+    <form class="inline" onSubmit=${submit} novalidate aria-label="Create API key">
+      <${Field} label="Key name" error=${errors.name} hint="Optional: which server or job holds it.">
+        ${(p) => html`<input ...${p} type="text" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}
+      <//>
+      <button type="submit" disabled=${busy}>Create API key</button>
+    </form>
     <${ErrorMessage} error=${error} />
     ${created ? html`<${SecretOnce} label="New API key" secret=${created} onDismiss=${() => setCreated(undefined)} />` : null}
     ${
@@ -205,20 +208,21 @@ function KeysTab({ app, reload }) {
         ? html`<p class="empty">This app has no API keys.</p>`
         : html`<div class="table-wrap"><table>
           <caption class="visually-hidden">API keys</caption>
-          <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>
             ${app.apiKeys.map(
               (key) => html`<tr key=${key.id}>
-                <td><code>${key.prefix}…</code></td>
-                <td>${formatDate(key.createdAt)}</td>
-                <td>${key.lastUsedAt ? formatDate(key.lastUsedAt) : 'never'}</td>
-                <td>${key.revokedAt ? `revoked ${formatDate(key.revokedAt)}` : 'active'}</td>
+                <td data-label="Key"><code>${key.prefix}…</code></td>
+                <td data-label="Name">${key.name ?? '—'}</td>
+                <td data-label="Created">${formatDate(key.createdAt)}</td>
+                <td data-label="Last used">${key.lastUsedAt ? formatDate(key.lastUsedAt) : 'never'}</td>
+                <td data-label="Status">${key.revokedAt ? `revoked ${formatDate(key.revokedAt)}` : 'active'}</td>
                 <td>${
                   key.revokedAt
                     ? null
                     : html`<${ConfirmButton} label="Revoke" accessibleLabel=${`Revoke key ${key.prefix}`}
                       confirmLabel="Revoke key"
-                      question=${`Revoke the key ${key.prefix}…? Requests made with it are refused at once; this cannot be undone.`}
+                      question=${`Revoke the key ${key.name ? `${key.name} (${key.prefix}…)` : `${key.prefix}…`}? Requests made with it are refused at once; this cannot be undone.`}
                       onConfirm=${() => revoke(key)} />`
                 }</td>
               </tr>`,

@@ -146,9 +146,9 @@ function AppsPage() {
           <tbody>
             ${apps.data.apps.map(
               (app) => html`<tr key=${app.id}>
-                <td><a href=${`#/apps/${encodeURIComponent(app.id)}`}>${app.name}</a></td>
-                <td><code>${app.id}</code></td>
-                <td>${formatDate(app.createdAt)}</td>
+                <td data-label="Name"><a href=${`#/apps/${encodeURIComponent(app.id)}`}>${app.name}</a></td>
+                <td data-label="ID"><code>${app.id}</code></td>
+                <td data-label="Created">${formatDate(app.createdAt)}</td>
               </tr>`,
             )}
           </tbody>

@@ -92,13 +92,13 @@ function Grants({ appId, grants, onVoided }) {
     <thead><tr><th scope="col">Feature</th><th scope="col">Amount</th><th scope="col">Remaining</th><th scope="col">Priority</th><th scope="col">Expires</th><th scope="col">Description</th><th scope="col">Voided</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${grants.map(
       (g) => html`<tr key=${g.id} data-grant=${g.id}>
-        <td>${g.feature} <code>${g.id}</code></td>
-        <td>${g.amount}</td>
-        <td>${g.remaining}</td>
-        <td>${g.priority}</td>
-        <td>${g.expiresAt ? formatDate(g.expiresAt) : 'never'}</td>
-        <td>${g.description ?? '—'}</td>
-        <td>${g.voidedAt ? formatDate(g.voidedAt) : '—'}</td>
+        <td data-label="Feature">${g.feature} <code>${g.id}</code></td>
+        <td data-label="Amount">${g.amount}</td>
+        <td data-label="Remaining">${g.remaining}</td>
+        <td data-label="Priority">${g.priority}</td>
+        <td data-label="Expires">${g.expiresAt ? formatDate(g.expiresAt) : 'never'}</td>
+        <td data-label="Description">${g.description ?? '—'}</td>
+        <td data-label="Voided">${g.voidedAt ? formatDate(g.voidedAt) : '—'}</td>
         <td>${
           g.voidedAt
             ? null
@@ -138,12 +138,12 @@ export function Metering({ appId, customerId }) {
           <tbody>${data.balances.map(
             (b) => html`<tr key=${b.feature} data-feature=${b.feature}>
               <th scope="row"><code>${b.feature}</code></th>
-              <td data-column="limit">${b.limit}</td>
-              <td data-column="granted">${b.granted}</td>
-              <td data-column="used">${b.used}</td>
-              <td data-column="remaining">${b.remaining}</td>
-              <td data-column="overage">${b.overage}</td>
-              <td>${b.resetsAt ? formatDate(b.resetsAt) : 'never'}</td>
+              <td data-label="Limit" data-column="limit">${b.limit}</td>
+              <td data-label="Granted" data-column="granted">${b.granted}</td>
+              <td data-label="Used" data-column="used">${b.used}</td>
+              <td data-label="Remaining" data-column="remaining">${b.remaining}</td>
+              <td data-label="Overage" data-column="overage">${b.overage}</td>
+              <td data-label="Resets at">${b.resetsAt ? formatDate(b.resetsAt) : 'never'}</td>
             </tr>`,
           )}</tbody>
         </table></div>`

@@ -31,7 +31,7 @@ function Members({ members }) {
       <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Joined</th></tr></thead>
       <tbody>${members.map(
         (m) =>
-          html`<tr key=${m.customerId}><td>${m.email}</td><td>${m.role}</td><td>${formatDate(m.createdAt)}</td></tr>`,
+          html`<tr key=${m.customerId}><td data-label="E-mail">${m.email}</td><td data-label="Role">${m.role}</td><td data-label="Joined">${formatDate(m.createdAt)}</td></tr>`,
       )}</tbody>
     </table></div>
   </section>`;
@@ -101,9 +101,9 @@ function Invitations({ appId, organizationId, invitations, reload }) {
           <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>${invitations.map(
             (i) => html`<tr key=${i.id}>
-              <td>${i.email}</td><td>${i.role}</td>
-              <td><span class="status" data-invitation=${i.id}>${i.status}</span></td>
-              <td>${formatDate(i.expiresAt)}</td>
+              <td data-label="E-mail">${i.email}</td><td data-label="Role">${i.role}</td>
+              <td data-label="Status"><span class="status" data-invitation=${i.id}>${i.status}</span></td>
+              <td data-label="Expires">${formatDate(i.expiresAt)}</td>
               <td>${
                 i.status === 'pending'
                   ? html`<${ConfirmButton} label="Revoke" accessibleLabel=${`Revoke the invitation of ${i.email}`}

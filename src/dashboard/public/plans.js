@@ -1,7 +1,19 @@
-// Plans of an app: list, create and edit (features as typed key/value rows).
+// Plans of an app: list with their price, create and edit (features as typed key/value rows, the price
+// picked by id or created at Stripe from an amount), archive.
 import { ApiError, request } from './api.js';
-import { DashboardPlans, DashboardUpsertPlan } from './operations.js';
-import { Checkbox, ErrorMessage, Field, formatValue, html, Loading, Notice, useLoad } from './ui.js';
+import { DashboardCreatePlanPrice, DashboardPlans, DashboardUpsertPlan } from './operations.js';
+import {
+  Checkbox,
+  ConfirmButton,
+  ErrorMessage,
+  Field,
+  formatValue,
+  html,
+  Loading,
+  Notice,
+  priceText,
+  useLoad,
+} from './ui.js';
 import { useState } from './vendor/hooks.js';
 
 function typeOf(value) {
@@ -77,6 +89,9 @@ function PlanForm({ appId, plan, onDone, onCancel }) {
     stripePriceId: plan?.stripePriceId ?? '',
     trialDays: String(plan?.trialDays ?? 0),
     isDefault: plan?.isDefault ?? false,
+    amount: '',
+    currency: 'usd',
+    interval: 'month',
   }));
   const [rows, setRows] = useState(() => rowsOf(plan?.features ?? {}));
   const [errors, setErrors] = useState({});
@@ -92,6 +107,11 @@ function PlanForm({ appId, plan, onDone, onCancel }) {
     const trialDays = Number(form.trialDays);
     if (form.trialDays.trim() === '' || !Number.isInteger(trialDays))
       local.trialDays = 'must be a whole number of days';
+    const amount = form.amount.trim();
+    if (amount !== '' && !/^\d{1,6}(\.\d{1,2})?$/.test(amount))
+      local.amount = 'must be an amount such as 19 or 19.90';
+    else if (amount !== '' && form.stripePriceId.trim() !== '')
+      local.amount = 'give either a Stripe price or an amount, not both';
     setErrors(local);
     if (Object.keys(local).length > 0) return;
     const input = {
@@ -104,6 +124,19 @@ function PlanForm({ appId, plan, onDone, onCancel }) {
     };
     setBusy(true);
     try {
+      if (amount !== '') {
+        const { createPlanPrice } = await request(DashboardCreatePlanPrice, {
+          input: {
+            productName: form.name.trim() || input.id,
+            unitAmount: Math.round(Number(amount) * 100),
+            currency: form.currency.trim().toLowerCase(),
+            interval: form.interval,
+          },
+        });
+        // Kept in the form: saving again after a refusal reuses this price instead of making another.
+        input.stripePriceId = createPlanPrice.id;
+        setForm((f) => ({ ...f, stripePriceId: createPlanPrice.id, amount: '' }));
+      }
       await request(DashboardUpsertPlan, { appId, input });
       onDone(input.id);
     } catch (e) {
@@ -124,9 +157,22 @@ function PlanForm({ appId, plan, onDone, onCancel }) {
     <${Field} label="Plan name" error=${errors.name}>
       ${(p) => html`<input ...${p} type="text" value=${form.name} onInput=${text('name')} />`}
     <//>
-    <${Field} label="Stripe price" error=${errors.stripePriceId} hint="A Stripe price id (price_…); empty for a free plan.">
+    <${Field} label="Stripe price" error=${errors.stripePriceId} hint="A Stripe price id (price_…), or an amount below to create one; both empty for a free plan.">
       ${(p) => html`<input ...${p} type="text" spellcheck="false" value=${form.stripePriceId} onInput=${text('stripePriceId')} />`}
     <//>
+    <div class="grant-fields">
+      <${Field} label="Amount" error=${errors.amount ?? errors.unitAmount} hint="Creates a recurring price at Stripe, e.g. 19.90.">
+        ${(p) => html`<input ...${p} type="text" inputmode="decimal" value=${form.amount} onInput=${text('amount')} />`}
+      <//>
+      <${Field} label="Currency" error=${errors.currency}>
+        ${(p) => html`<input ...${p} type="text" maxlength="3" value=${form.currency} onInput=${text('currency')} />`}
+      <//>
+      <${Field} label="Billing interval" error=${errors.interval}>
+        ${(p) => html`<select ...${p} value=${form.interval} onChange=${text('interval')}>
+          ${['day', 'week', 'month', 'year'].map((i) => html`<option key=${i} value=${i}>${i}</option>`)}
+        </select>`}
+      <//>
+    </div>
     <${Field} label="Trial days" error=${errors.trialDays}>
       ${(p) => html`<input ...${p} type="number" min="0" value=${form.trialDays} onInput=${text('trialDays')} />`}
     <//>
@@ -145,10 +191,14 @@ export function PlansTab({ appId, readOnly }) {
   const plans = useLoad(() => request(DashboardPlans, { appId }), [appId]);
   const [editing, setEditing] = useState(null);
   const [saved, setSaved] = useState(undefined);
-  const done = (id) => {
+  const done = (id, what = 'saved') => {
     setEditing(null);
-    setSaved(id);
+    setSaved(`Plan ${id} ${what}.`);
     plans.reload();
+  };
+  const archive = (plan, archived) => async () => {
+    await request(DashboardUpsertPlan, { appId, input: { id: plan.id, name: plan.name, archived } });
+    done(plan.id, archived ? 'archived' : 'restored');
   };
   return html`<section class="card" aria-labelledby="plans-title">
     <div class="title-row">
@@ -162,7 +212,7 @@ export function PlansTab({ appId, readOnly }) {
           : null
       }
     </div>
-    ${saved ? html`<${Notice}>Plan ${saved} saved.<//>` : null}
+    ${saved ? html`<${Notice}>${saved}<//>` : null}
     ${
       editing !== null
         ? html`<${PlanForm} key=${editing === 'new' ? 'new' : editing.id} appId=${appId}
@@ -176,28 +226,34 @@ export function PlansTab({ appId, readOnly }) {
       plans.data && plans.data.plans.length > 0
         ? html`<div class="table-wrap"><table>
           <caption class="visually-hidden">Plans</caption>
-          <thead><tr><th scope="col">ID</th><th scope="col">Name</th><th scope="col">Stripe price</th><th scope="col">Trial days</th><th scope="col">Features</th><th scope="col">Default</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead><tr><th scope="col">Plan</th><th scope="col">Price</th><th scope="col">Trial days</th><th scope="col">Features</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>
             ${plans.data.plans.map(
-              (plan) => html`<tr key=${plan.id}>
-                <td><code>${plan.id}</code></td>
-                <td>${plan.name}</td>
-                <td>${plan.stripePriceId ? html`<code>${plan.stripePriceId}</code>` : 'free'}</td>
-                <td>${plan.trialDays}</td>
-                <td>${
+              (plan) => html`<tr key=${plan.id} data-plan=${plan.id}>
+                <td data-label="Plan">${plan.name}<br /><code>${plan.id}</code></td>
+                <td data-label="Price">${plan.stripePriceId ? html`${plan.price ? priceText(plan.price) : 'not found at Stripe'}<br /><code>${plan.stripePriceId}</code>` : 'free'}</td>
+                <td data-label="Trial days">${plan.trialDays}</td>
+                <td data-label="Features">${
                   Object.keys(plan.features).length === 0
                     ? '—'
                     : html`<ul class="plain">${Object.entries(plan.features).map(([k, v]) => html`<li key=${k}><code>${k}</code>: ${formatValue(v)}</li>`)}</ul>`
                 }</td>
-                <td>${plan.isDefault ? 'default' : ''}</td>
+                <td data-label="Status">${[plan.isDefault && 'default', plan.archived && 'archived'].filter(Boolean).join(', ')}</td>
                 <td>${
                   readOnly
                     ? null
-                    : html`<button type="button" class="secondary" aria-label=${`Edit plan ${plan.id}`}
+                    : html`<span class="actions"><button type="button" class="secondary" aria-label=${`Edit plan ${plan.id}`}
                   onClick=${() => {
                     setSaved(undefined);
                     setEditing(plan);
-                  }}>Edit</button>`
+                  }}>Edit</button>
+                  ${
+                    plan.archived
+                      ? html`<button type="button" class="secondary" aria-label=${`Restore plan ${plan.id}`} onClick=${archive(plan, false)}>Restore</button>`
+                      : html`<${ConfirmButton} label="Archive" accessibleLabel=${`Archive plan ${plan.id}`} confirmLabel="Archive plan"
+                        onConfirm=${archive(plan, true)} dismissLabel="Keep selling it"
+                        question=${`Archive ${plan.name}? Checkout and plan changes refuse it from now on; subscriptions already on it keep it.`} />`
+                  }</span>`
                 }</td>
               </tr>`,
             )}

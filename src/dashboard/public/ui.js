@@ -60,23 +60,33 @@ export function Checkbox({ label, checked, onChange, error }) {
 }
 
 /**
- * A button that asks first: a modal dialog names the consequence; only its confirm button acts. Focus
- * goes to Cancel, so Enter pressed by habit changes nothing.
+ * A button that asks first: a modal dialog names the consequence; only its confirm buttons act (one, or
+ * several `choices` such as "now" and "at the period end"). Focus goes to the dismiss button, so Enter
+ * pressed by habit changes nothing.
  */
-export function ConfirmButton({ label, accessibleLabel, question, confirmLabel, onConfirm, className }) {
+export function ConfirmButton({
+  label,
+  accessibleLabel,
+  question,
+  confirmLabel,
+  onConfirm,
+  className,
+  choices = [{ label: confirmLabel, run: onConfirm }],
+  dismissLabel = 'Cancel',
+}) {
   const dialog = useRef(null);
-  const cancel = useRef(null);
+  const dismiss = useRef(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(undefined);
   const open = () => {
     setError(undefined);
     dialog.current.showModal();
-    cancel.current.focus();
+    dismiss.current.focus();
   };
-  const confirm = async () => {
+  const confirm = (run) => async () => {
     setBusy(true);
     try {
-      await onConfirm();
+      await run();
       dialog.current?.close();
     } catch (e) {
       setError(e);
@@ -90,11 +100,41 @@ export function ConfirmButton({ label, accessibleLabel, question, confirmLabel, 
       <p>${question}</p>
       <${ErrorMessage} error=${error} />
       <div class="actions">
-        <button type="button" class="danger" disabled=${busy} onClick=${confirm}>${confirmLabel}</button>
-        <button type="button" ref=${cancel} class="secondary" onClick=${() => dialog.current.close()}>Cancel</button>
+        ${choices.map((c) => html`<button type="button" class="danger" disabled=${busy} onClick=${confirm(c.run)}>${c.label}</button>`)}
+        <button type="button" ref=${dismiss} class="secondary" onClick=${() => dialog.current.close()}>${dismissLabel}</button>
       </div>
     </dialog>
   </span>`;
+}
+
+/** A refusal found before asking the API, shaped like its: problems by field. */
+export function invalid(byField) {
+  const error = new Error('Not saved: see the fields marked.');
+  error.fieldErrors = () => byField;
+  return error;
+}
+
+/** A form's busy flag, its errors by field and its other error, around one submit (see `Field`). */
+export function useSubmit(action) {
+  const [busy, setBusy] = useState(false);
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(undefined);
+  const submit = async (event) => {
+    event?.preventDefault();
+    setBusy(true);
+    setErrors({});
+    setError(undefined);
+    try {
+      await action();
+    } catch (e) {
+      const byField = e.fieldErrors?.() ?? {};
+      setErrors(byField);
+      if (Object.keys(byField).length === 0) setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, errors, error, submit };
 }
 
 /** A secret shown exactly once, with a copy button and the warning that says so. */
@@ -134,4 +174,16 @@ export function formatDate(iso) {
 
 export function formatValue(value) {
   return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** A plan's price as people read it: `19.00 USD / month`, `190.00 USD / 3 months`. */
+export function priceText(price) {
+  if (price.unitAmount === null) return 'variable amount';
+  const every = price.intervalCount > 1 ? `${price.intervalCount} ${price.interval}s` : price.interval;
+  return `${formatMoney(price.unitAmount, price.currency)}${every ? ` / ${every}` : ''}`;
+}
+
+/** An amount in the currency's smallest unit as people read it: `19.00 USD`. */
+export function formatMoney(amount, currency) {
+  return `${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
 }

@@ -21,6 +21,10 @@ export class ApiKey {
   @Property({ type: 'text' })
   prefix!: string;
 
+  /** What the operator calls the key (which server or job holds it); null for an unnamed one. */
+  @Property({ type: 'text', nullable: true })
+  name: string | null = null;
+
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();
 

@@ -45,6 +45,8 @@ export class ApiKeyType {
   id!: string;
   @Field({ description: 'The first characters of the key, to recognise it; never the whole secret' })
   prefix!: string;
+  @Field(() => String, { nullable: true, description: 'What the operator calls the key; null when unnamed' })
+  name!: string | null;
   @Field(() => GraphQLDateTimeISO)
   createdAt!: Date;
   @Field(() => GraphQLDateTimeISO, { nullable: true })
@@ -56,6 +58,7 @@ export class ApiKeyType {
     return Object.assign(new ApiKeyType(), {
       id: key.id,
       prefix: key.prefix,
+      name: key.name,
       createdAt: key.createdAt,
       lastUsedAt: key.lastUsedAt,
       revokedAt: key.revokedAt,

@@ -1,4 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { sentArgs } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import {
   ApiKeyType,
@@ -70,8 +71,13 @@ export class AppsResolver {
   }
 
   @Mutation(() => CreateApiKeyPayload)
-  async createApiKey(@Arg('appId', () => ID) appId: string, @Ctx() ctx: GraphQLContext) {
-    const { secret, key } = await this.appsService.createApiKey(ctx.principal, appId);
+  async createApiKey(
+    @Arg('appId', () => ID) appId: string,
+    @Ctx() ctx: GraphQLContext,
+    @Arg('name', () => String, { nullable: true, description: 'What the key is for; absent: unnamed' })
+    name?: string | null,
+  ) {
+    const { secret, key } = await this.appsService.createApiKey(ctx.principal, appId, sentArgs({ name }));
     return Object.assign(new CreateApiKeyPayload(), { apiKey: secret, key: ApiKeyType.from(key) });
   }
 

@@ -54,5 +54,15 @@ export const createAppSchema = appSettingsSchema.extend({
 });
 export type CreateAppInput = z.infer<typeof createAppSchema>;
 
+/** A new API key: what the operator calls it (which server or job holds it); empty or absent: unnamed. */
+export const createApiKeySchema = z.strictObject({
+  name: z
+    .string()
+    .trim()
+    .max(100, 'must be at most 100 characters')
+    .nullish()
+    .transform((name) => (name ? name : null)),
+});
+
 /** A URL to test against an app's patterns: any text (a malformed one is simply not allowed). */
 export const callbackUrlCandidateSchema = z.string().max(2048, 'must be at most 2048 characters');

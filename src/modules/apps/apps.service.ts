@@ -7,7 +7,12 @@ import { idSchema, parseInput } from '../../core/validation.js';
 import { ApiKey } from './api-key.entity.js';
 import { App } from './app.entity.js';
 import { actingOnApp } from './app-rules.js';
-import { appSettingsSchema, callbackUrlCandidateSchema, createAppSchema } from './apps.schemas.js';
+import {
+  appSettingsSchema,
+  callbackUrlCandidateSchema,
+  createApiKeySchema,
+  createAppSchema,
+} from './apps.schemas.js';
 import {
   type CallbackPattern,
   type CallbackUrlCheck,
@@ -82,10 +87,11 @@ export class AppsService {
     return this.em.find(ApiKey, { app: appId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
   }
 
-  async createApiKey(principal: Principal, appId: string): Promise<CreatedApiKey> {
+  async createApiKey(principal: Principal, appId: string, input: unknown = {}): Promise<CreatedApiKey> {
     requireAdmin(principal);
+    const { name } = parseInput(createApiKeySchema, input);
     const app = await this.appOrFail(appId);
-    const created = this.buildApiKey(app);
+    const created = this.buildApiKey(app, name);
     await this.em.flush();
     return created;
   }
@@ -121,13 +127,14 @@ export class AppsService {
     return app;
   }
 
-  private buildApiKey(app: App): CreatedApiKey {
+  private buildApiKey(app: App, name: string | null = null): CreatedApiKey {
     const secret = randomSecret(API_KEY_PREFIX);
     const key = this.em.create(ApiKey, {
       id: newId('key'),
       app,
       keyHash: hashSecret(secret),
       prefix: displayPrefix(secret),
+      name,
     });
     return { secret, key };
   }

@@ -63,6 +63,9 @@ export class CheckoutService {
 
     const plan = await em.findOne(Plan, { app: app.id, slug: body.planId });
     if (!plan) throw ValidationError.forField('planId', `the app has no plan "${body.planId}"`);
+    if (plan.archived) {
+      throw ValidationError.forField('planId', `plan "${plan.slug}" is archived: it takes no new checkouts`);
+    }
     if (!plan.stripePriceId) {
       throw ValidationError.forField(
         'planId',

@@ -37,8 +37,11 @@ export class CustomersResolver {
   async createCustomer(
     @Arg('input', () => CreateCustomerInput) input: CreateCustomerInput,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<CustomerType> {
-    return CustomerType.from(await this.customersService.createCustomer(ctx.principal, { ...input }));
+    return CustomerType.from(
+      await this.customersService.createCustomer(ctx.principal, { ...input }, { appId }),
+    );
   }
 
   @Mutation(() => CustomerType)
@@ -46,7 +49,10 @@ export class CustomersResolver {
     @Arg('id', () => ID) id: string,
     @Arg('input', () => UpdateCustomerInput) input: UpdateCustomerInput,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<CustomerType> {
-    return CustomerType.from(await this.customersService.updateCustomer(ctx.principal, id, { ...input }));
+    return CustomerType.from(
+      await this.customersService.updateCustomer(ctx.principal, id, { ...input }, { appId }),
+    );
   }
 }

@@ -450,12 +450,12 @@ export class CustomersService {
   }
 
   /**
-   * Creates a customer; the e-mail must be new to the app regardless of case (else 409). One statement
-   * (CREATE_CUSTOMER): the key's check, the row, and its outbound event with the deliveries, which the
-   * job queue hears of after it.
+   * Creates a customer; the e-mail must be new to the app regardless of case (else 409). `scope`: the app
+   * the operator names (see `actingOnApp`). One statement (CREATE_CUSTOMER): the key's check, the row,
+   * its audit event, and its outbound event with the deliveries, which the job queue hears of after it.
    */
-  async createCustomer(principal: Principal, input: unknown): Promise<Customer> {
-    const { appId } = requireApiKeyConfirmedInStatement(principal);
+  async createCustomer(principal: Principal, input: unknown, scope?: AppScope): Promise<Customer> {
+    const { appId } = requireApiKeyConfirmedInStatement(await actingOnApp(this.em, principal, scope));
     const { email, name, metadata } = parseInput(createCustomerSchema, input);
     const initial = mergeMetadata({}, metadata ?? {});
     assertMetadataLimits(initial);
@@ -546,8 +546,13 @@ export class CustomersService {
    * concurrent updates of different keys all survive and the metadata limits hold for the result.
    * `updatedAt` moves only when something actually changed.
    */
-  async updateCustomer(principal: Principal, id: string, input: unknown): Promise<Customer> {
-    const { appId } = requireApiKey(principal);
+  async updateCustomer(
+    principal: Principal,
+    id: string,
+    input: unknown,
+    scope?: AppScope,
+  ): Promise<Customer> {
+    const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const patch = parseInput(updateCustomerSchema, input);
     if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
     return this.em.transactional(async (em) => {

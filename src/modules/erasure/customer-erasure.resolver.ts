@@ -1,4 +1,5 @@
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import { APP_ID_ARG } from '../../graphql/args.js';
 import type { GraphQLContext } from '../../graphql/context.js';
 import type { CustomerErasureService } from './customer-erasure.service.js';
 import { DeletedCustomerType } from './customer-erasure.type.js';
@@ -10,12 +11,13 @@ export class CustomerErasureResolver {
 
   @Mutation(() => DeletedCustomerType, {
     description:
-      'Deletes a customer: cancels its subscriptions at Stripe, ends its sessions and memberships, and erases its personal data (API key)',
+      'Deletes a customer: cancels its subscriptions at Stripe, ends its sessions and memberships, and erases its personal data',
   })
   async deleteCustomer(
     @Arg('id', () => ID) id: string,
     @Ctx() ctx: GraphQLContext,
+    @Arg('appId', () => ID, { nullable: true, description: APP_ID_ARG }) appId?: string | null,
   ): Promise<DeletedCustomerType> {
-    return DeletedCustomerType.from(await this.erasure.deleteCustomer(ctx.principal, id));
+    return DeletedCustomerType.from(await this.erasure.deleteCustomer(ctx.principal, id, { appId }));
   }
 }

@@ -1,8 +1,9 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import { type Principal, requireApiKey } from '../../core/principal.js';
+import { type AppScope, type Principal, requireApiKey } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
+import { actingOnApp } from '../apps/app-rules.js';
 import { MagicLinkRequest } from '../auth/magic-link-request.entity.js';
 import { Session } from '../auth/session.entity.js';
 import { OpenCheckout } from '../checkout/open-checkout.entity.js';
@@ -56,8 +57,8 @@ export class CustomerErasureService {
    * its personal data in one transaction. 409 when the customer is the last owner of an organization
    * (checked before anything is canceled, and again under locks); another app's customer → 404.
    */
-  async deleteCustomer(principal: Principal, rawId: unknown): Promise<{ id: string }> {
-    const caller = requireApiKey(principal);
+  async deleteCustomer(principal: Principal, rawId: unknown, scope?: AppScope): Promise<{ id: string }> {
+    const caller = requireApiKey(await actingOnApp(this.orm.em, principal, scope));
     const id = parseInput(customerIdSchema, rawId);
     const em = this.orm.em;
     const customer = await em.findOne(Customer, { id, app: caller.appId });

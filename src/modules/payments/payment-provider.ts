@@ -13,6 +13,9 @@ export interface ProviderPrice {
   readonly usageType: 'licensed' | 'metered' | null;
   readonly unitAmount: number | null;
   readonly currency: string;
+  /** How often a recurring price charges (`month`…), every `intervalCount` of them; null when one-time. */
+  readonly interval: string | null;
+  readonly intervalCount: number | null;
   /** The Billing Meter a metered price bills (its usage comes from the meter's events); else null. */
   readonly meter: string | null;
 }

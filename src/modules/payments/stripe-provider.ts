@@ -499,6 +499,8 @@ function fromStripePrice(price: Stripe.Price): ProviderPrice {
     usageType: !price.recurring ? null : price.recurring.usage_type === 'metered' ? 'metered' : 'licensed',
     unitAmount: price.unit_amount,
     currency: price.currency,
+    interval: price.recurring?.interval ?? null,
+    intervalCount: price.recurring?.interval_count ?? null,
     meter: price.recurring?.meter ?? null,
   };
 }

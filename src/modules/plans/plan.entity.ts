@@ -46,6 +46,10 @@ export class Plan {
   @Property({ type: 'boolean', default: false })
   isDefault: Opt<boolean> = false;
 
+  /** Sold no more: checkout and plan changes refuse it; subscriptions already on it keep it. */
+  @Property({ type: 'boolean', default: false })
+  archived: Opt<boolean> = false;
+
   @Property({ type: 'datetime', defaultRaw: 'now()' })
   createdAt: Opt<Date> = new Date();
 

@@ -9,6 +9,7 @@ export interface PlanView {
   readonly trialDays: number;
   readonly features: Features;
   readonly isDefault: boolean;
+  readonly archived: boolean;
   readonly seats: PlanSeats | null;
 }
 
@@ -20,6 +21,7 @@ export function presentPlan(plan: Plan): PlanView {
     trialDays: plan.trialDays,
     features: { ...plan.features },
     isDefault: plan.isDefault,
+    archived: plan.archived,
     seats: plan.seats ? { ...plan.seats } : null,
   };
 }

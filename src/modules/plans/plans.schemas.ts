@@ -43,6 +43,8 @@ export const planInputSchema = z.strictObject({
     .refine((f) => Object.keys(f).length <= 200, 'at most 200 features')
     .optional(),
   isDefault: z.boolean().optional(),
+  /** true: no new checkouts or plan changes to it; existing subscriptions keep it. */
+  archived: z.boolean().optional(),
   /** null takes the seats away from an existing plan. */
   seats: planSeatsSchema.nullable().optional(),
 });

@@ -116,6 +116,14 @@ export class PlansService {
     if (problem) throw ValidationError.forField(field, problem);
   }
 
+  /**
+   * The price a plan sells, as the payment provider has it (its amount and interval live there); null
+   * for a free plan or a price the provider no longer knows.
+   */
+  async priceOf(stripePriceId: string | null): Promise<ProviderPrice | null> {
+    return stripePriceId ? this.payments.retrievePrice(stripePriceId) : null;
+  }
+
   /** The plans of the caller's app (an API key or session), or of `appId` for the operator. */
   async listPlans(principal: Principal, scope: AppScope = {}): Promise<Plan[]> {
     const { appId: app } = requireAppPrincipal(await actingOnApp(this.orm.em, principal, scope));

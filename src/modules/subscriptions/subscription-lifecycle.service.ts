@@ -173,10 +173,13 @@ export class SubscriptionLifecycleService {
     return { planId: target.slug, prorationBehavior, ...preview };
   }
 
-  /** The app's plan a subscription may move to: it exists and has a Stripe price (else 400). */
+  /** The app's plan a subscription may move to: it exists, is not archived and has a Stripe price (else 400). */
   async #targetPlan(caller: AppPrincipal, planId: string): Promise<Plan> {
     const plan = await this.orm.em.findOne(Plan, { app: caller.appId, slug: planId });
     if (!plan) throw ValidationError.forField('planId', `the app has no plan "${planId}"`);
+    if (plan.archived) {
+      throw ValidationError.forField('planId', `plan "${plan.slug}" is archived: nothing new moves to it`);
+    }
     if (!plan.stripePriceId) {
       throw ValidationError.forField('planId', `plan "${plan.slug}" has no Stripe price to subscribe to`);
     }

@@ -87,6 +87,18 @@ const RECORD_EVENT = `
     from targets t, event e
   returning id`;
 
+/** An event and its one delivery to the endpoint named, whatever types the endpoint takes. */
+const RECORD_EVENT_FOR_ENDPOINT = `
+  with event as (
+    insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
+    values (?, ?, ?, ?, ?::jsonb, ?)
+    returning id, created_at
+  )
+  insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
+  select ${deliveryIdSql('e.id', '1')}, e.id, ?, 'pending', 0, e.created_at, e.created_at, e.created_at
+    from event e
+  returning id`;
+
 /**
  * The outbox. `record` is called inside the transaction of the change that causes the event, so the
  * event, its deliveries and their jobs are committed with the change or not at all; delivery happens
@@ -150,6 +162,31 @@ export class OutboundEvents {
       ),
     );
     return prepared.ids[0]!;
+  }
+
+  /**
+   * Records `type` for the one endpoint `endpointId` of `appId` (a test event the operator asks for),
+   * delivered as every event is: same body, signature, job queue and retries. Returns the delivery id.
+   */
+  async recordForEndpoint(
+    em: EntityManager,
+    appId: string,
+    endpointId: string,
+    type: WebhookEventType,
+    data: object,
+  ): Promise<string> {
+    if (!em.isInTransaction()) throw new Error('events are recorded inside a transaction');
+    const prepared = this.prepare([{ type, data, subjects: [] }]);
+    const [delivery] = await em
+      .getConnection()
+      .execute<{ id: string }[]>(
+        RECORD_EVENT_FOR_ENDPOINT,
+        [prepared.ids[0], appId, type, prepared.bodies[0], prepared.subjects[0], prepared.at, endpointId],
+        'all',
+        em.getTransactionContext(),
+      );
+    await this.jobs.enqueue<DeliveryJob>(em, DELIVERY_QUEUE, deliveryJobs([delivery!.id], 0));
+    return delivery!.id;
   }
 
   /**

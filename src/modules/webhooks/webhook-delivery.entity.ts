@@ -106,4 +106,8 @@ export class WebhookAttempt {
   /** The first characters of the answer, or why there was none (timeout, refused address…). */
   @Property({ type: 'text' })
   excerpt!: string;
+
+  /** The headers of the attempt's request (signature included, never a secret); null when none was made. */
+  @Property({ type: 'jsonb', nullable: true })
+  requestHeaders: Record<string, string> | null = null;
 }

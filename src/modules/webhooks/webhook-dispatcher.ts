@@ -65,6 +65,8 @@ interface AttemptResult {
   readonly statusCode: number | null;
   readonly durationMs: number;
   readonly excerpt: string;
+  /** The headers of the request (signature included, never the secret); absent when none was made. */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
 }
 
 /** The queue of the sweep that hands the job queue deliveries whose job was lost. */
@@ -109,8 +111,9 @@ const SETTLE_ATTEMPTS = new PreparedStatement<{ id: string }>(
   `
   with v as (
     select * from unnest(?::text[], ?::int[], ?::text[], ?::timestamptz[], ?::text[], ?::timestamptz[],
-                         ?::int[], ?::int[], ?::text[])
-      as v(id, attempt, status, next_attempt_at, attempt_id, attempted_at, status_code, duration_ms, excerpt)
+                         ?::int[], ?::int[], ?::text[], ?::text[])
+      as v(id, attempt, status, next_attempt_at, attempt_id, attempted_at, status_code, duration_ms, excerpt,
+           request_headers)
   ), settled as (
     update webhook_delivery d
        set attempts = d.attempts + 1, status = v.status, next_attempt_at = v.next_attempt_at,
@@ -119,8 +122,8 @@ const SETTLE_ATTEMPTS = new PreparedStatement<{ id: string }>(
      where d.id = v.id and d.attempts = v.attempt and d.status = 'pending'
     returning d.id
   )
-  insert into webhook_attempt (id, delivery_id, attempted_at, status_code, duration_ms, excerpt)
-  select v.attempt_id, v.id, v.attempted_at, v.status_code, v.duration_ms, v.excerpt
+  insert into webhook_attempt (id, delivery_id, attempted_at, status_code, duration_ms, excerpt, request_headers)
+  select v.attempt_id, v.id, v.attempted_at, v.status_code, v.duration_ms, v.excerpt, v.request_headers::jsonb
     from v join settled s on s.id = v.id
   returning delivery_id as id`,
 );
@@ -275,6 +278,7 @@ export class WebhookDispatcher {
           settlements.map((s) => s.result.statusCode),
           settlements.map((s) => s.result.durationMs),
           settlements.map((s) => s.result.excerpt),
+          settlements.map((s) => (s.result.requestHeaders ? JSON.stringify(s.result.requestHeaders) : null)),
         ])
       ).map((r) => r.id),
     );
@@ -355,10 +359,13 @@ export class WebhookDispatcher {
     }
     const headers = {
       'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(row.body)),
       'user-agent': 'Tollgate-Webhooks/1',
       ...signedHeaders(secrets, row.event_id, now, row.body),
     };
-    return post(row.url, headers, row.body, this.options.guard, this.options.httpsOnly);
+    // Kept with the attempt, so the operator sees what the receiver was sent beside its answer.
+    const result = await post(row.url, headers, row.body, this.options.guard, this.options.httpsOnly);
+    return { ...result, requestHeaders: headers };
   }
 }
 
@@ -396,7 +403,7 @@ function post(
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        headers,
         lookup: guard.lookup,
         timeout: ATTEMPT_TIMEOUT_MS,
         agent: AGENTS[url.protocol as keyof typeof AGENTS],

@@ -17,6 +17,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'organization.member_added',
   'organization.member_removed',
   'organization.invitation_created',
+  'webhook.test',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

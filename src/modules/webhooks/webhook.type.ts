@@ -1,6 +1,7 @@
-import { GraphQLDateTimeISO } from 'graphql-scalars';
+import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
-import type { WebhookDeliveryView, WebhookEndpointView } from './webhooks.presenter.js';
+import type { WebhookAttempt, WebhookDelivery } from './webhook-delivery.entity.js';
+import { presentDelivery, type WebhookEndpointView } from './webhooks.presenter.js';
 
 @ObjectType('WebhookEndpoint', { description: "Where an app's events are delivered (Standard Webhooks)" })
 export class WebhookEndpointType {
@@ -45,6 +46,11 @@ export class WebhookAttemptType {
   statusCode!: number | null;
   @Field(() => Int)
   durationMs!: number;
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: "The headers of the attempt's request (its signature included); null when none was made",
+  })
+  requestHeaders!: Record<string, string> | null;
   @Field({ description: 'The start of the answer, or why there was none' })
   excerpt!: string;
 }
@@ -69,17 +75,26 @@ export class WebhookDeliveryType {
   createdAt!: Date;
   @Field(() => GraphQLDateTimeISO)
   updatedAt!: Date;
+  @Field({ description: 'The JSON body every attempt sends (and signs), as sent' })
+  requestBody!: string;
   @Field(() => [WebhookAttemptType], { description: 'The latest attempts, newest first' })
   attemptLog!: WebhookAttemptType[];
 
-  static from(view: WebhookDeliveryView): WebhookDeliveryType {
+  /** Needs `event` loaded; the request's body and headers are GraphQL's (the REST shape has neither). */
+  static from(delivery: WebhookDelivery, attempts: readonly WebhookAttempt[]): WebhookDeliveryType {
+    const view = presentDelivery(delivery, attempts);
     return Object.assign(new WebhookDeliveryType(), {
       ...view,
+      requestBody: delivery.event.body,
       nextAttemptAt: view.nextAttemptAt ? new Date(view.nextAttemptAt) : null,
       createdAt: new Date(view.createdAt),
       updatedAt: new Date(view.updatedAt),
-      attemptLog: view.attemptLog.map((a) =>
-        Object.assign(new WebhookAttemptType(), { ...a, attemptedAt: new Date(a.attemptedAt) }),
+      attemptLog: view.attemptLog.map((a, i) =>
+        Object.assign(new WebhookAttemptType(), {
+          ...a,
+          attemptedAt: new Date(a.attemptedAt),
+          requestHeaders: attempts[i]?.requestHeaders ?? null,
+        }),
       ),
     });
   }

@@ -8,7 +8,7 @@ import {
   WebhookEndpointType,
   WebhookEndpointWithSecretType,
 } from './webhook.type.js';
-import { presentDelivery, presentEndpoint } from './webhooks.presenter.js';
+import { presentEndpoint } from './webhooks.presenter.js';
 import type { EndpointWithSecret, WebhooksService } from './webhooks.service.js';
 
 function withSecret({ endpoint, secret }: EndpointWithSecret): WebhookEndpointWithSecretType {
@@ -92,7 +92,7 @@ export class WebhooksResolver {
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
   ): Promise<WebhookDeliveryType[]> {
     const deliveries = await this.webhooks.listDeliveries(ctx.principal, endpointId, sentArgs({ limit }));
-    return deliveries.map((d) => WebhookDeliveryType.from(presentDelivery(d.delivery, d.attempts)));
+    return deliveries.map((d) => WebhookDeliveryType.from(d.delivery, d.attempts));
   }
 
   @Mutation(() => WebhookDeliveryType, { description: 'Sends a settled delivery again, once, now' })
@@ -101,6 +101,18 @@ export class WebhooksResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<WebhookDeliveryType> {
     const { delivery, attempts } = await this.webhooks.retryDelivery(ctx.principal, id);
-    return WebhookDeliveryType.from(presentDelivery(delivery, attempts));
+    return WebhookDeliveryType.from(delivery, attempts);
+  }
+
+  @Mutation(() => WebhookDeliveryType, {
+    description:
+      'Sends the endpoint a `webhook.test` event now, delivered like any other, whatever types it takes',
+  })
+  async sendWebhookTestEvent(
+    @Arg('id', () => ID, { description: 'The endpoint' }) id: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<WebhookDeliveryType> {
+    const { delivery, attempts } = await this.webhooks.sendTestEvent(ctx.principal, id);
+    return WebhookDeliveryType.from(delivery, attempts);
   }
 }

@@ -7,7 +7,7 @@ import { type Principal, requireApiKey } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
 import type { JobQueue } from '../../infra/job-queue.js';
 import { App } from '../apps/app.entity.js';
-import { DELIVERY_QUEUE, type DeliveryJob } from './outbound-events.js';
+import { DELIVERY_QUEUE, type DeliveryJob, type OutboundEvents } from './outbound-events.js';
 import type { SecretBox } from './secret-box.js';
 import { WebhookAttempt, WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
@@ -50,6 +50,7 @@ export class WebhooksService {
     private readonly secrets: SecretBox,
     /** Production delivers to https URLs only. */
     private readonly httpsOnly: boolean,
+    private readonly events: OutboundEvents,
   ) {}
 
   /** Creates an endpoint and its signing secret (returned this once). */
@@ -175,6 +176,31 @@ export class WebhooksService {
       ]);
       const [result] = await this.#withAttempts(em, [delivery]);
       return result!;
+    });
+  }
+
+  /**
+   * Sends the endpoint a `webhook.test` event now, delivered like any other (signed, queued, retried on
+   * failure), whatever event types it takes. A disabled endpoint → 409: it would not be sent.
+   */
+  async sendTestEvent(principal: Principal, id: unknown): Promise<DeliveryWithAttempts> {
+    return this.orm.em.transactional(async (em) => {
+      const endpoint = await this.#endpointOrFail(em, principal, id);
+      if (!endpoint.enabled) {
+        throw new ConflictError('This endpoint is disabled: enable it to send it a test event');
+      }
+      const deliveryId = await this.events.recordForEndpoint(
+        em,
+        endpoint.app.id,
+        endpoint.id,
+        'webhook.test',
+        {
+          endpointId: endpoint.id,
+          message: 'A test event sent from Tollgate: a receiver answering 2xx is ready.',
+        },
+      );
+      const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId }, { populate: ['event'] });
+      return { delivery, attempts: [] };
     });
   }
 
