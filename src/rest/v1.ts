@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { enteredByFirstSegment, isStrictRouter, strictRouter } from '../infra/strict-router.js';
+import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { analyticsRouter } from '../modules/analytics/analytics.rest.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
 import { billingPortalRouter } from '../modules/billing-portal/billing-portal.rest.js';
@@ -45,8 +45,7 @@ export function v1Router(services: Services): Router {
   ]) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');
-    // Entered only for the first path segments it serves (see enteredByFirstSegment).
-    router.use(enteredByFirstSegment(module));
+    router.use(module);
   }
   return router;
 }
