@@ -11,11 +11,8 @@ import { Migration } from '@mikro-orm/migrations';
  * The kind's expression is `movementKindSql` of src/modules/analytics/mrr-rules.ts as of this migration;
  * a test holds the two to the same text. A change to either is a new migration that replaces this one.
  */
-export class Migration20261126160000 extends Migration {
-  override name = 'Migration20261126160000';
-
-  override up(): void | Promise<void> {
-    this.addSql(`create or replace function tollgate_record_mrr_movement(p_values jsonb, p_app_lock int, p_subject_lock int)
+/** The function as this migration creates it (Migration20261126181500's `down` restores it). */
+export const RECORD_MRR_MOVEMENT = `create or replace function tollgate_record_mrr_movement(p_values jsonb, p_app_lock int, p_subject_lock int)
 returns void
 language plpgsql as $fn$
 begin
@@ -78,7 +75,13 @@ begin
          canceled_subscriptions = d.canceled_subscriptions + excluded.canceled_subscriptions,
          trial_conversions = d.trial_conversions + excluded.trial_conversions;
 end
-$fn$;`);
+$fn$;`;
+
+export class Migration20261126160000 extends Migration {
+  override name = 'Migration20261126160000';
+
+  override up(): void | Promise<void> {
+    this.addSql(RECORD_MRR_MOVEMENT);
   }
 
   override down(): void | Promise<void> {

@@ -23,6 +23,7 @@ import { Migration20261126150000 } from './Migration20261126150000.js';
 import { Migration20261126160000 } from './Migration20261126160000.js';
 import { Migration20261126171604 } from './Migration20261126171604.js';
 import { Migration20261126180000 } from './Migration20261126180000.js';
+import { Migration20261126181500 } from './Migration20261126181500.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -53,4 +54,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126160000', class: Migration20261126160000 },
   { name: 'Migration20261126171604', class: Migration20261126171604 },
   { name: 'Migration20261126180000', class: Migration20261126180000 },
+  { name: 'Migration20261126181500', class: Migration20261126181500 },
 ];
