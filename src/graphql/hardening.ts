@@ -46,6 +46,8 @@ export const FIELD_RESOLVERS: Readonly<Record<string, 'perParent' | 'batched'>> 
   'App.apiKeys': 'perParent',
   'Organization.members': 'perParent',
   'Customer.subscriptions': 'batched',
+  // A call to Stripe for each plan that sells a price.
+  'Plan.price': 'perParent',
 };
 
 /**

@@ -155,6 +155,8 @@ export async function handle(body: string, headers: Headers, secret: string): Pr
       return \`\${event.data.organizationId} \${event.data.customerId} \${event.data.role}\`;
     case 'organization.invitation_created':
       return \`\${event.data.organizationId} \${event.data.status}\`;
+    case 'webhook.test':
+      return \`\${event.data.endpointId} \${event.data.message}\`;
     default: {
       const unknown: never = event;
       return unknown;

@@ -454,6 +454,8 @@ describeRequiring(chromiumRequirement(CHROMIUM), "the dashboard's everyday actio
       ['organization', `#/apps/${appId}/organizations/${organizationId}`, 'Analytical Engines Ltd'],
       ['webhooks', `#/apps/${appId}/webhooks`, 'Webhook endpoints'],
       ['analytics', `#/apps/${appId}/analytics`, 'Analytics'],
+      ['audit', '#/audit', 'Audit log'],
+      ['operators', '#/operators', 'Operators'],
     ];
     const scrolling: { page: string; overflow: number; culprits: string[] }[] = [];
     for (const [viewport, suffix] of [
