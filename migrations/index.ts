@@ -21,6 +21,7 @@ import { Migration20261126141022 } from './Migration20261126141022.js';
 import { Migration20261126141535 } from './Migration20261126141535.js';
 import { Migration20261126150000 } from './Migration20261126150000.js';
 import { Migration20261126160000 } from './Migration20261126160000.js';
+import { Migration20261126170000 } from './Migration20261126170000.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -49,4 +50,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126141535', class: Migration20261126141535 },
   { name: 'Migration20261126150000', class: Migration20261126150000 },
   { name: 'Migration20261126160000', class: Migration20261126160000 },
+  { name: 'Migration20261126170000', class: Migration20261126170000 },
 ];
