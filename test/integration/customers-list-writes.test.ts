@@ -225,7 +225,7 @@ describe('lists on two instances while the app is written to', () => {
         await compareAll(what);
       }
     }
-  });
+  }, 180_000);
 
   it('answer every list exactly while a writer creates and deletes customers beside them', async () => {
     const app = await a.createApp();
@@ -330,5 +330,5 @@ describe('lists on two instances while the app is written to', () => {
       expect(await list(a, app.apiKey, query)).toEqual(expected);
       expect(await list(b, app.apiKey, query)).toEqual(expected);
     }
-  });
+  }, 120_000);
 });

@@ -113,6 +113,31 @@ describe('CustomerListCache', () => {
     expect(cache.get('k')).toMatchObject({ version: '0:8', total: 101 });
   });
 
+  it('undoes the notices applied since an earlier version, and only those', () => {
+    const cache = new CustomerListCache();
+    const rows = [0, 2, 4].map((p) => ({ id: `cus_${p}`, at: at(p) }));
+    cache.store('short', 'app_1', 'match', count('0:7', 3, rows), []);
+    cache.store('long', 'app_1', null, count('0:7', 500), [anchor(10)]);
+    cache.notice(notice(0, 8, [row('cus_new', at(-1))], [row('cus_2', at(2))]));
+    cache.notice(notice(4, 1, [row('cus_other', at(-2), 'x@other.example')]));
+    cache.store('long', 'app_1', null, count('0:8,4:1', 501), [anchor(30)]);
+    expect(cache.get('long')?.anchors.map((a) => [a.id, a.position])).toEqual([
+      ['cus_10', 11],
+      ['cus_30', 30],
+    ]);
+    expect(cache.at('short', '0:8')).toMatchObject({ version: '0:8', total: 3 });
+    expect(cache.at('short', '0:7')).toEqual({ ...count('0:7', 3, rows), anchors: [] });
+    expect(cache.at('long', '0:7')).toMatchObject({ version: '0:7', total: 500 });
+    expect(cache.at('long', '0:7')?.anchors.map((a) => [a.id, a.position])).toEqual([
+      ['cus_10', 10],
+      ['cus_30', 29],
+    ]);
+    // Versions it never held: another shard's, a mix of some, ahead of it.
+    expect(cache.at('short', '0:7,4:1,5:1')).toBeUndefined();
+    expect(cache.at('short', '0:9,4:1')).toBeUndefined();
+    expect(cache.get('short')?.version).toBe('0:8,4:1');
+  });
+
   it('forgets everything on reset', () => {
     const cache = new CustomerListCache();
     cache.store('k', 'app_1', null, count('0:7', 100), []);

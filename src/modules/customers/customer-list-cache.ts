@@ -53,13 +53,24 @@ export interface ListSnapshot extends ListCount {
   readonly anchors: readonly ListAnchor[];
 }
 
-/** An entry as kept: its figures, whose list it is, and its shards' versions. */
+/** A notice as an entry applied it: its matching rows, and the shard's version before it (if any). */
+interface Applied {
+  readonly shard: number;
+  readonly v: number;
+  readonly before: number | undefined;
+  readonly ins: readonly NoticeRow[];
+  readonly del: readonly NoticeRow[];
+}
+
+/** An entry as kept: its figures, whose list it is, its shards' versions and the notices applied. */
 interface Entry {
   snapshot: ListSnapshot;
   readonly appId: string;
   /** The lower-cased text the e-mail must contain; null for the unfiltered list. */
   readonly fragment: string | null;
   readonly shards: Map<number, number>;
+  /** The last notices applied, oldest first, to find the list as it was a few writes ago (`at`). */
+  applied: Applied[];
 }
 
 /**
@@ -82,6 +93,9 @@ const MAX_ROWS = 100;
  * count outlasted this many notices, the entry finds a gap and is not kept.
  */
 const RECENT_NOTICES = 4_096;
+
+/** Notices an entry keeps to be undone (`at`): a few seconds of writes to one app at 100 a second. */
+const APPLIED_NOTICES = 1_024;
 
 /** The version vector of `shards` as SHARDS_SQL prints it. */
 function printShards(shards: ReadonlyMap<number, number>): string {
@@ -111,19 +125,19 @@ function compare(r: NoticeRow, key: { readonly at: number; readonly id: string }
   return r[0] === key.id ? 0 : null;
 }
 
-/** Applies one statement's rows to a list's figures; null when they cannot be applied exactly. */
+/**
+ * Applies one statement's rows of the list (removed, then added) to its figures; null when they cannot
+ * be applied exactly. A removed row that is an anchor takes the anchor with it.
+ */
 function adjust(
   snapshot: ListSnapshot,
-  fragment: string | null,
-  notice: CustomerRowsNotice,
+  removed: readonly NoticeRow[],
+  added: readonly NoticeRow[],
 ): ListSnapshot | null {
-  if (notice.ins === undefined || notice.del === undefined) return null;
-  const matches = (r: NoticeRow) => fragment === null || r[2].includes(fragment);
   let total = snapshot.total;
   let rows = snapshot.rows === null ? null : [...snapshot.rows];
   let anchors = [...snapshot.anchors];
-  for (const r of notice.del) {
-    if (!matches(r)) continue;
+  for (const r of removed) {
     total--;
     if (rows !== null) {
       const at = rows.findIndex((row) => row.id === r[0]);
@@ -139,8 +153,7 @@ function adjust(
     }
     anchors = moved;
   }
-  for (const r of notice.ins) {
-    if (!matches(r)) continue;
+  for (const r of added) {
     total++;
     if (rows !== null) {
       let at = 0;
@@ -190,6 +203,37 @@ export class CustomerListCache {
   }
 
   /**
+   * The list of `key` as it was at the shard versions `version`, earlier than or equal to what is
+   * remembered now: the notices applied since are undone, newest first. Undefined when that is not
+   * possible exactly (not remembered, a version it never held, notices no longer kept, a tie).
+   */
+  at(key: string, version: string): ListSnapshot | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.snapshot.version === version) return entry.snapshot;
+    const target = parseShards(version);
+    const shards = new Map(entry.shards);
+    let snapshot: ListSnapshot | null = entry.snapshot;
+    for (let i = entry.applied.length - 1; i >= 0 && snapshot !== null; i--) {
+      const applied = entry.applied[i]!;
+      if (applied.v <= (target.get(applied.shard) ?? 0)) continue;
+      if (shards.get(applied.shard) !== applied.v) return undefined;
+      snapshot = adjust(snapshot, applied.ins, applied.del);
+      if (applied.before === undefined) shards.delete(applied.shard);
+      else shards.set(applied.shard, applied.before);
+    }
+    if (snapshot === null || printShards(shards) !== version) return undefined;
+    return { ...snapshot, version };
+  }
+
+  /** Adds the anchors a walk passed at `version`, if the list is still remembered at that version. */
+  addAnchors(key: string, version: string, anchors: readonly ListAnchor[]): void {
+    const entry = this.entries.get(key);
+    if (entry?.snapshot.version !== version || anchors.length === 0) return;
+    entry.snapshot = { ...entry.snapshot, anchors: mergeAnchors(entry.snapshot.anchors, anchors) };
+  }
+
+  /**
    * Remembers what a request read in a snapshot of the shard versions `count.version`. Anchors read at
    * the entry's current versions are merged with the ones already known (anchors of an older snapshot
    * are dropped: positions may have moved since). A count of other versions replaces the entry and is
@@ -215,6 +259,7 @@ export class CustomerListCache {
       appId,
       fragment,
       shards: parseShards(count.version),
+      applied: [],
     };
     for (const notice of this.recent) {
       if (notice.app === appId && !this.apply(entry, notice)) {
@@ -274,13 +319,20 @@ export class CustomerListCache {
 
   /** False when `notice` shows a missed one, or its rows cannot be applied exactly. */
   private apply(entry: Entry, notice: CustomerRowsNotice): boolean {
-    const held = entry.shards.get(notice.shard) ?? 0;
+    const before = entry.shards.get(notice.shard);
+    const held = before ?? 0;
     if (notice.v <= held) return true;
-    if (notice.v > held + 1) return false;
-    const adjusted = adjust(entry.snapshot, entry.fragment, notice);
+    if (notice.v > held + 1 || notice.ins === undefined || notice.del === undefined) return false;
+    const fragment = entry.fragment;
+    const matches = (r: NoticeRow) => fragment === null || r[2].includes(fragment);
+    const ins = notice.ins.filter(matches);
+    const del = notice.del.filter(matches);
+    const adjusted = adjust(entry.snapshot, del, ins);
     if (adjusted === null) return false;
     entry.shards.set(notice.shard, notice.v);
     entry.snapshot = { ...adjusted, version: printShards(entry.shards) };
+    entry.applied.push({ shard: notice.shard, v: notice.v, before, ins, del });
+    if (entry.applied.length > APPLIED_NOTICES * 2) entry.applied = entry.applied.slice(-APPLIED_NOTICES);
     return true;
   }
 

@@ -179,7 +179,8 @@ export class CustomersService {
    * Without a filter the total is the app's count kept by the database (customer_count), a sum of a few
    * rows, and a page up to NEAR_OFFSET is one index-only statement. A filtered total has to be counted
    * (linear in the app's matches), and a deep page walked (linear in the offset): both are remembered
-   * with the app's write version and reused while it is unchanged (see `listRemembered`).
+   * with the app's shard versions, adjusted by every write's notice, and reused while they are the
+   * snapshot's (see `listRemembered`).
    */
   async listCustomers(principal: Principal, input: unknown, scope?: AppScope): Promise<Page<Customer>> {
     const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
@@ -200,9 +201,10 @@ export class CustomersService {
    * committed before the request have adjusted what is remembered (CustomerListCache). The remembered
    * versions are checked in the page's own statement (its snapshot), which returns no row when they
    * differ: a remembered total or position is never used for other customers. They differ when a
-   * write committed between the barrier and the statement: after a barrier of its own the entry holds
-   * that write too and is tried once more. Anything else (a write the notices could not describe, a
-   * cold filter) is answered at once by the plain count and page, which are remembered.
+   * write committed between the barrier and the statement; then the page is read again in one
+   * read-only snapshot whose versions are known before its page is read (`readInSnapshot`). Anything
+   * else (a write the notices could not describe, a cold filter) is answered at once by the plain
+   * count and page, which are remembered.
    */
   private async listRemembered(
     appId: string,
@@ -212,48 +214,89 @@ export class CustomersService {
   ): Promise<Page<Customer>> {
     const key = CustomerListCache.key(appId, fragment);
     const synced = await this.changes.synced();
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const known = this.lists.get(key);
-      if (!known) break;
-      const read = await this.readRemembered(key, appId, fragment, known, limit, offset);
-      if (read) return read;
-      if (attempt === 1 || !synced || !(await this.changes.syncedNow())) break;
-      if (this.lists.get(key)?.version === known.version) break;
+    const known = this.lists.get(key);
+    if (known) {
+      const read = await this.readRemembered(null, key, appId, fragment, known, limit, offset);
+      if (read.page) return read.page;
+      const settled = synced && (await this.readInSnapshot(key, appId, fragment, limit, offset));
+      if (settled) return settled;
     }
     const counting = this.lists.inFlight(key);
     if (counting) {
       // Someone is counting this list: its result, adjusted by the notices since, serves this request.
       await counting.catch(() => undefined);
-      const known = this.lists.get(key);
-      const read = known && (await this.readRemembered(key, appId, fragment, known, limit, offset));
-      if (read) return read;
+      const counted = this.lists.get(key);
+      const read = counted && (await this.readRemembered(null, key, appId, fragment, counted, limit, offset));
+      if (read?.page) return read.page;
     }
     return this.lists.lead(key, () => this.countAndList(key, appId, fragment, limit, offset));
   }
 
-  /** The page at `offset` from what is remembered, or null when the app's versions are not `known`'s. */
+  /**
+   * The page from what is remembered, in one read-only snapshot that holds writes whose notices had not
+   * arrived when it began. Its first statement tells the snapshot's versions (and answers when they
+   * are already the remembered ones); after a barrier of its own the notices of every write in the
+   * snapshot have arrived, so the list as it was at those versions is what is remembered with the
+   * notices since undone (CustomerListCache.at), and the second statement reads its page in the same
+   * snapshot. Null when the list cannot be had at those versions.
+   */
+  private readInSnapshot(
+    key: string,
+    appId: string,
+    fragment: string | null,
+    limit: number,
+    offset: number,
+  ): Promise<Page<Customer> | null> {
+    const pattern = fragment === null ? null : likeFragment(fragment);
+    return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
+      const known = this.lists.get(key);
+      if (!known) return null;
+      const first = await this.readRemembered(em, key, appId, fragment, known, limit, offset);
+      if (first.page) return first.page;
+      if (!(await this.changes.syncedNow())) return null;
+      const then = this.lists.at(key, first.version);
+      if (!then) return null;
+      return (await this.readRemembered(em, key, appId, fragment, then, limit, offset)).page;
+    });
+  }
+
+  /**
+   * The page at `offset` from what is remembered, with the versions of the statement's snapshot; no
+   * page when they are not `known`'s. In `em`'s transaction when given, else in one of its own (a
+   * filtered walk) or none.
+   */
   private async readRemembered(
+    em: EntityManager | null,
     key: string,
     appId: string,
     fragment: string | null,
     known: ListSnapshot,
     limit: number,
     offset: number,
-  ): Promise<Page<Customer> | null> {
+  ): Promise<{ page: Page<Customer> | null; version: string }> {
+    const answer = (version: string, data: Customer[]) => ({
+      page: version === known.version ? { data, total: known.total, limit, offset } : null,
+      version,
+    });
     if (known.rows) {
       const ids = known.rows.slice(offset, offset + limit).map((row) => row.id);
-      const read = await this.pageByIds(appId, ids, known.version);
-      return read.version === known.version ? { data: read.data, total: known.total, limit, offset } : null;
+      const read = await this.pageByIds(em ?? this.em, appId, ids, known.version);
+      return answer(read.version, read.data);
     }
     const pattern = fragment === null ? null : likeFragment(fragment);
     const walk = planWalk(known.total, known.anchors, offset, limit);
     const ordered = pattern !== null && isShortWalk(walk, known.density);
-    const read = await this.inPlannedTransaction(pattern, null, ordered, (em) =>
-      this.walk(em, appId, pattern, walk, known.version),
-    );
-    if (read.version !== known.version) return null;
-    if (read.anchors.length > 0) this.lists.store(key, appId, fragment, known, read.anchors);
-    return { data: read.data, total: known.total, limit, offset };
+    const read = em
+      ? await (async () => {
+          if (pattern !== null)
+            await em.execute(`select set_config('enable_sort', ?, true)`, [ordered ? 'off' : 'on']);
+          return this.walk(em, appId, pattern, walk, known.version);
+        })()
+      : await this.inPlannedTransaction(pattern, null, ordered, (tx) =>
+          this.walk(tx, appId, pattern, walk, known.version),
+        );
+    if (read.version === known.version) this.lists.addAnchors(key, known.version, read.anchors);
+    return answer(read.version, read.data);
   }
 
   /**
@@ -337,17 +380,16 @@ export class CustomersService {
   }
 
   /**
-   * One statement: the snapshot's write version and, only when it is `expected`, the customers `ids`
+   * One statement: the snapshot's shard versions and, only when they are `expected`, the customers `ids`
    * (a page of a short list remembered whole) in that order.
    */
   private async pageByIds(
+    em: EntityManager,
     appId: string,
     ids: readonly string[],
     expected: string,
   ): Promise<{ version: string; data: Customer[] }> {
-    const rows = await this.em.execute<
-      (Record<string, unknown> & { version: string; list_order: unknown })[]
-    >(
+    const rows = await em.execute<(Record<string, unknown> & { version: string; list_order: unknown })[]>(
       `select v.version, c.*
          from (select ${SHARDS_SQL} as version) as v
          left join lateral (select customer.*, u.list_order
@@ -359,16 +401,14 @@ export class CustomersService {
     );
     const data = rows
       .filter((row) => row.id !== null)
-      .map(({ version: _, list_order: __, ...row }) =>
-        this.em.map(Customer, row as EntityDictionary<Customer>),
-      );
+      .map(({ version: _, list_order: __, ...row }) => em.map(Customer, row as EntityDictionary<Customer>));
     return { version: rows[0]?.version ?? '', data };
   }
 
   /**
-   * One statement: the snapshot's write version and the page `walk` leads to, found index-only (ids and
-   * sort keys) then joined to their rows. With `expected`, the walk runs only when the snapshot's version
-   * is `expected` (a one-time filter), as remembered rows belong to that version alone.
+   * One statement: the snapshot's shard versions and the page `walk` leads to, found index-only (ids
+   * and sort keys) then joined to their rows. With `expected`, the walk runs only when the snapshot's
+   * versions are `expected` (a one-time filter), as remembered rows belong to those versions alone.
    *
    * A walk passing `walk.step` rows or more goes from anchor to anchor: a recursive step skips to the
    * step-th row after the previous one (`offset` inside the index, as the plain walk would) and
