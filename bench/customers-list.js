@@ -11,25 +11,33 @@
  *   - cold: one customer is inserted (the app's write version moves, so nothing Tollgate remembers about
  *     the app's lists is valid), then one request alone to Tollgate and one to the baseline: what the
  *     first request after a write costs (a count, a walk from an end);
- *   - warm: with autocannon over loopback (BENCH_CONNECTIONS=10), in interleaved rounds (Tollgate,
- *     baseline, Tollgate, baseline…), no writes: Tollgate answers from the totals and positions it
- *     remembered for the app's version.
+ *   - under writes: with autocannon over loopback (BENCH_CONNECTIONS=10), in interleaved rounds
+ *     (Tollgate, baseline, Tollgate, baseline…), while a background writer creates customers through
+ *     Tollgate's API into the listed app at each rate of BENCH_WRITES (writes per second, default
+ *     0,1,10,100; open loop: one POST every 1/rate s whatever the answers, at most 200 outstanding),
+ *     with e-mails of the seed's shares, so writes add matches to every filter. The writer runs in both
+ *     sides' rounds (the database sees the same writes); its latencies are reported per rate. At rate 0
+ *     Tollgate answers from what it remembered; at the others, from what it remembered and adjusted by
+ *     the writes' notices.
  * Tollgate is the built code from dist/ (`npm run build` first), the whole middleware chain; the
  * baseline is a minimal node:http server running the uncached SQL through `pg` (a count and a page on
  * every request, the deep page from the nearer end), what every request cost before Tollgate remembered
- * anything. It prints the cold times, and per request the median warm p50 over the rounds, the spread
- * (min–max of the rounds' p50) and throughput, with `/proc/loadavg` before and after. Then POST throughput: Tollgate with the
- * count's insert trigger enabled and disabled, interleaved (the write path's cost of the count).
+ * anything. It prints the cold times, and per rate and request the median p50 over the
+ * rounds, the spread (min–max of the rounds' p50), p99 and throughput of both sides and the ratio
+ * baseline / Tollgate, with the load average (os.loadavg) at each rate's start and end. Then POST
+ * throughput (BENCH_CREATES=0 skips it): Tollgate with the list's insert triggers all enabled, without
+ * the rows notice, and without the count and the notice, interleaved (the write path's cost of each).
  * The database is dropped at the end, whatever happens.
  *
  *   node bench/customers-list.js    # BENCH_CUSTOMERS=1000000 BENCH_DURATION=5 BENCH_ROUNDS=2
- *                                   # BENCH_CONNECTIONS=10 BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=…
+ *                                   # BENCH_CONNECTIONS=10 BENCH_WRITES=0,1,10,100 BENCH_CREATES=1
+ *                                   # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=…
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg as osLoadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import 'reflect-metadata';
@@ -41,6 +49,10 @@ const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 1_000_000);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const WRITE_RATES = (process.env.BENCH_WRITES ?? '0,1,10,100').split(',').filter(Boolean).map(Number);
+const CREATES = process.env.BENCH_CREATES !== '0';
+/** The writer's cap on POSTs awaiting an answer: an overloaded server slows the rate instead of piling up. */
+const MAX_OUTSTANDING_WRITES = 200;
 const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
 
 /** The requests measured; `plan` is what EXPLAIN must show for the count and the page at this size. */
@@ -94,29 +106,48 @@ async function main() {
     try {
       await once(tollgate.url, {}, apps[0].apiKey); // the process's own first request (connections, JIT)
       await once(baseline.url, {}, apps[0].apiKey);
+      const colds = [];
       for (const [i, scenario] of SCENARIOS.entries()) {
-        const runs = { tollgate: [], baseline: [] };
-        const cold = await coldRequests(url, apps[0].appId, i, scenario, tollgate, baseline, apps[0].apiKey);
+        colds.push(await coldRequests(url, apps[0].appId, i, scenario, tollgate, baseline, apps[0].apiKey));
         for (const app of apps) {
           await run(tollgate.url, scenario.query, app.apiKey, 1); // warm both (caches, buffers)
           await run(baseline.url, scenario.query, app.apiKey, 1);
         }
         await sameAnswers(scenario, tollgate, baseline, apps[0].apiKey);
-        for (let round = 0; round < ROUNDS; round++) {
-          runs.tollgate.push(await run(tollgate.url, scenario.query, apps[round % 2].apiKey, DURATION));
-          runs.baseline.push(await run(baseline.url, scenario.query, apps[round % 2].apiKey, DURATION));
+      }
+      printCold(colds);
+      for (const rate of WRITE_RATES) {
+        const loadBefore = loadLine();
+        const rows = [];
+        for (const scenario of SCENARIOS) {
+          const runs = { tollgate: [], baseline: [], writesT: [], writesB: [] };
+          for (let round = 0; round < ROUNDS; round++) {
+            const app = apps[round % apps.length];
+            for (const side of ['tollgate', 'baseline']) {
+              // The writer always goes through Tollgate's API: both sides read while the same writes happen.
+              const writer = startWriter(tollgate.url, app.apiKey, rate);
+              const target = side === 'tollgate' ? tollgate.url : baseline.url;
+              runs[side].push(await run(target, scenario.query, app.apiKey, DURATION));
+              (side === 'tollgate' ? runs.writesT : runs.writesB).push(await writer.stop());
+            }
+          }
+          rows.push({ scenario, runs });
         }
-        results.push({ scenario, runs, cold });
-        printRow(scenario, runs, cold);
+        results.push({ rate, rows });
+        printRate(rate, rows, loadBefore, loadLine());
       }
     } finally {
       await stopChild(tollgate);
       await stopChild(baseline);
     }
     console.log(`load after lists: ${loadavg()}\n`);
-    await measureCreates(url, apps[1]);
-    console.log(`load after creates: ${loadavg()}`);
-    const failed = results.flatMap(({ runs }) => [...runs.tollgate, ...runs.baseline]).some((r) => r.bad > 0);
+    if (CREATES) {
+      await measureCreates(url, apps[1]);
+      console.log(`load after creates: ${loadavg()}`);
+    }
+    const failed = results
+      .flatMap(({ rows }) => rows.flatMap(({ runs }) => [...runs.tollgate, ...runs.baseline]))
+      .some((r) => r.bad > 0);
     if (failed) {
       console.log('some responses were not 200');
       process.exitCode = 1;
@@ -356,37 +387,115 @@ const median = (xs) => {
 };
 const spread = (xs) => `${Math.min(...xs)}–${Math.max(...xs)}`;
 
-let headerPrinted = false;
-function printRow(scenario, runs, cold) {
-  if (!headerPrinted) {
+function printCold(colds) {
+  console.log('cold: one request alone after an insert, Tollgate / baseline (1-minute load)');
+  for (const [i, cold] of colds.entries()) {
     console.log(
-      `${'request'.padEnd(18)}${'cold T / B (load)'.padStart(26)}${'warm p50'.padStart(12)}${'(spread)'.padStart(14)}${'p99'.padStart(8)}` +
-        `${'req/s'.padStart(8)}   ${'baseline p50'.padStart(12)}${'(spread)'.padStart(14)}${'req/s'.padStart(8)}` +
-        `${'not 200 (T/B)'.padStart(15)}`,
+      `  ${SCENARIOS[i].name.padEnd(18)}${cold.tollgate.toFixed(0)} / ${cold.baseline.toFixed(0)} ms (${cold.load})`,
     );
-    headerPrinted = true;
   }
-  const t = runs.tollgate;
-  const b = runs.baseline;
-  const cells = [
-    `${cold.tollgate.toFixed(0)} / ${cold.baseline.toFixed(0)} ms (${cold.load})`.padStart(26),
-    `${median(t.map((r) => r.p50))} ms`.padStart(12),
-    spread(t.map((r) => r.p50)).padStart(14),
-    String(median(t.map((r) => r.p99))).padStart(8),
-    median(t.map((r) => r.rps))
-      .toFixed(0)
-      .padStart(8),
-    `   ${`${median(b.map((r) => r.p50))} ms`.padStart(12)}`,
-    spread(b.map((r) => r.p50)).padStart(14),
-    median(b.map((r) => r.rps))
-      .toFixed(0)
-      .padStart(8),
-    `${t.reduce((n, r) => n + r.bad, 0)}/${b.reduce((n, r) => n + r.bad, 0)}`.padStart(15),
-  ];
-  console.log(scenario.name.padEnd(18) + cells.join(''));
+  console.log('');
 }
 
-/** POST /v1/customers into a large app, with the count's insert trigger on and off, interleaved. */
+/**
+ * A background writer: one POST /v1/customers every 1/rate s (open loop, at most
+ * MAX_OUTSTANDING_WRITES awaiting an answer; a tick past that is counted as skipped), e-mails in the
+ * seed's shares. `stop()` waits for the writes under way and gives their latencies.
+ */
+let written = 0;
+function startWriter(target, apiKey, rate) {
+  const latencies = [];
+  let failed = 0;
+  let skipped = 0;
+  const pending = new Set();
+  const post = () => {
+    if (pending.size >= MAX_OUTSTANDING_WRITES) {
+      skipped++;
+      return;
+    }
+    const n = ++written;
+    const domain = n % 100 === 0 ? 'acme.io' : n % 10 === 5 ? 'example.org' : 'gmail.com';
+    const started = performance.now();
+    const request = fetch(`${target}/v1/customers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `w${process.pid}-${n}@${domain}` }),
+    })
+      .then(async (res) => {
+        await res.arrayBuffer();
+        if (res.status === 201) latencies.push(performance.now() - started);
+        else failed++;
+      })
+      .catch(() => {
+        failed++;
+      })
+      .finally(() => pending.delete(request));
+    pending.add(request);
+  };
+  const timer = rate > 0 ? setInterval(post, 1000 / rate) : undefined;
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(pending);
+      return { latencies, failed, skipped };
+    },
+  };
+}
+
+const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+function printRate(rate, rows, loadBefore, loadAfter) {
+  console.log(`writes/s ${rate}: load ${loadBefore} at start, ${loadAfter} at end`);
+  console.log(
+    `${'request'.padEnd(18)}${'Tollgate p50'.padStart(13)}${'(spread)'.padStart(12)}${'p99'.padStart(8)}${'req/s'.padStart(7)}` +
+      `${'raw p50'.padStart(10)}${'(spread)'.padStart(14)}${'p99'.padStart(8)}${'req/s'.padStart(7)}${'raw/T'.padStart(7)}` +
+      `${'writer p50/p99, T rounds'.padStart(26)}${'raw rounds'.padStart(18)}${'writes'.padStart(8)}${'not 2xx T/B/W'.padStart(15)}`,
+  );
+  const writer = (ws) => {
+    const all = ws.flatMap((w) => w.latencies);
+    return all.length === 0
+      ? '–'
+      : `${percentile(all, 50).toFixed(0)} / ${percentile(all, 99).toFixed(0)} ms`;
+  };
+  for (const { scenario, runs } of rows) {
+    const t = runs.tollgate;
+    const b = runs.baseline;
+    const tp50 = median(t.map((r) => r.p50));
+    const bp50 = median(b.map((r) => r.p50));
+    const writes = [...runs.writesT, ...runs.writesB];
+    const bad = [
+      t.reduce((n, r) => n + r.bad, 0),
+      b.reduce((n, r) => n + r.bad, 0),
+      writes.reduce((n, w) => n + w.failed + w.skipped, 0),
+    ];
+    const cells = [
+      `${tp50} ms`.padStart(13),
+      spread(t.map((r) => r.p50)).padStart(12),
+      String(median(t.map((r) => r.p99))).padStart(8),
+      median(t.map((r) => r.rps))
+        .toFixed(0)
+        .padStart(7),
+      `${bp50} ms`.padStart(10),
+      spread(b.map((r) => r.p50)).padStart(14),
+      String(median(b.map((r) => r.p99))).padStart(8),
+      median(b.map((r) => r.rps))
+        .toFixed(0)
+        .padStart(7),
+      (bp50 / Math.max(tp50, 0.5)).toFixed(2).padStart(7),
+      writer(runs.writesT).padStart(26),
+      writer(runs.writesB).padStart(18),
+      String(writes.reduce((n, w) => n + w.latencies.length, 0)).padStart(8),
+      bad.join('/').padStart(15),
+    ];
+    console.log(scenario.name.padEnd(18) + cells.join(''));
+  }
+  console.log('');
+}
+
+/** POST /v1/customers into a large app, with the list's insert triggers on and off, interleaved. */
 async function measureCreates(url, app) {
   const tollgate = await startChild('tollgate', url);
   const db = new pg.Client({ connectionString: url });
@@ -408,16 +517,27 @@ async function measureCreates(url, app) {
         },
       ],
     });
-  const runs = { on: [], off: [] };
+  // Which of the list's insert triggers run: the count (customer-count.ts) and the rows notice
+  // (customer-rows-notice.ts), the order of the states rotating each round.
+  const STATES = {
+    all: { customer_count_insert: true, customer_list_rows_insert: true },
+    'no notice': { customer_count_insert: true, customer_list_rows_insert: false },
+    none: { customer_count_insert: false, customer_list_rows_insert: false },
+  };
+  const names = Object.keys(STATES);
+  const runs = Object.fromEntries(names.map((name) => [name, []]));
+  const setTriggers = async (state) => {
+    for (const [trigger, on] of Object.entries(state))
+      await db.query(`alter table customer ${on ? 'enable' : 'disable'} trigger ${trigger}`);
+  };
   try {
     await post(); // warm-up
     for (let round = 0; round < ROUNDS; round++) {
-      for (const state of ['on', 'off']) {
-        await db.query(
-          `alter table customer ${state === 'on' ? 'enable' : 'disable'} trigger customer_count_insert`,
-        );
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(round + k) % names.length];
+        await setTriggers(STATES[name]);
         const r = await post();
-        runs[state].push({
+        runs[name].push({
           rps: r.requests.average,
           p50: r.latency.p50,
           bad: r.non2xx + r.errors + r.timeouts,
@@ -425,24 +545,33 @@ async function measureCreates(url, app) {
       }
     }
   } finally {
-    await db.query('alter table customer enable trigger customer_count_insert');
+    await setTriggers(STATES.all);
     await db.end();
     await stopChild(tollgate);
   }
-  for (const state of ['on', 'off']) {
-    const rs = runs[state];
+  for (const name of names) {
+    const rs = runs[name];
     console.log(
-      `POST /v1/customers, count trigger ${state.padEnd(3)}: ${median(rs.map((r) => r.rps)).toFixed(0)} req/s ` +
+      `POST /v1/customers, list triggers ${name.padEnd(9)}: ${median(rs.map((r) => r.rps)).toFixed(0)} req/s ` +
         `(spread ${spread(rs.map((r) => Math.round(r.rps)))}), p50 ${median(rs.map((r) => r.p50))} ms, ` +
         `${rs.reduce((s, r) => s + r.bad, 0)} not 201`,
     );
   }
-  const ratio = median(runs.on.map((r) => r.rps)) / median(runs.off.map((r) => r.rps));
-  console.log(`POST throughput with the count / without: ${ratio.toFixed(2)}`);
+  const rps = (name) => median(runs[name].map((r) => r.rps));
+  console.log(
+    `POST throughput, all / without the notice: ${(rps('all') / rps('no notice')).toFixed(2)}; ` +
+      `all / without either: ${(rps('all') / rps('none')).toFixed(2)}`,
+  );
 }
 
 function loadavg() {
   return readFileSync('/proc/loadavg', 'utf8').trim();
+}
+
+function loadLine() {
+  return osLoadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 }
 
 async function startChild(kind, url) {

@@ -21,6 +21,7 @@ import { Migration20261126141022 } from './Migration20261126141022.js';
 import { Migration20261126141535 } from './Migration20261126141535.js';
 import { Migration20261126150000 } from './Migration20261126150000.js';
 import { Migration20261126160000 } from './Migration20261126160000.js';
+import { Migration20261126170000 } from './Migration20261126170000.js';
 import { Migration20261126171604 } from './Migration20261126171604.js';
 import { Migration20261126180000 } from './Migration20261126180000.js';
 import { Migration20261126181500 } from './Migration20261126181500.js';
@@ -52,6 +53,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126141535', class: Migration20261126141535 },
   { name: 'Migration20261126150000', class: Migration20261126150000 },
   { name: 'Migration20261126160000', class: Migration20261126160000 },
+  { name: 'Migration20261126170000', class: Migration20261126170000 },
   { name: 'Migration20261126171604', class: Migration20261126171604 },
   { name: 'Migration20261126180000', class: Migration20261126180000 },
   { name: 'Migration20261126181500', class: Migration20261126181500 },

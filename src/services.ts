@@ -150,7 +150,7 @@ export function createServices(deps: Deps): Services {
   const seatBilling = new SeatBilling(deps.orm, deps.jobs, deps.payments);
   const organizations = new OrganizationsService(deps.orm, deps.clock, outboundEvents, seatBilling);
   const subscriptionEvents = new SubscriptionEvents(outboundEvents);
-  const customers = new CustomersService(deps.orm, deps.clock, outboundEvents);
+  const customers = new CustomersService(deps.orm, deps.clock, outboundEvents, changes);
   const secrets = new SecretBox(deps.config.webhooks.secretKey);
   const invitations = new InvitationsService({
     orm: deps.orm,

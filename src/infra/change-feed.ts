@@ -78,6 +78,7 @@ export interface ChangeListener {
  */
 export class ChangeFeed {
   readonly #listeners = new Set<ChangeListener>();
+  readonly #channels = new Map<string, (payload: string) => void>();
   #client: pg.Client | undefined;
   #connecting: Promise<boolean> | undefined;
   #ready = false;
@@ -98,6 +99,21 @@ export class ChangeFeed {
 
   listen(listener: ChangeListener): void {
     this.#listeners.add(listener);
+  }
+
+  /**
+   * Hands every notice of another `channel` to `handler`, in the order PostgreSQL delivers them, as
+   * they arrive: `synced()` covers them like the changes. Such notices move no `version` (the caches'
+   * changes do not depend on them). Missed notices are signalled as for the changes, through `reset()`
+   * of the listeners (`listen`). Meant to be registered before first use; a channel added later is
+   * listened to from then on.
+   */
+  listenChannel(channel: string, handler: (payload: string) => void): void {
+    this.#channels.set(channel, handler);
+    const client = this.#client;
+    if (client && this.#ready) {
+      client.query(`listen ${channel}`).catch(() => this.#lost(client, 'listen failed'));
+    }
   }
 
   /**
@@ -122,6 +138,14 @@ export class ChangeFeed {
     if (request === undefined) return this.#syncedNow();
     request.synced ??= this.#syncedNow();
     return request.synced;
+  }
+
+  /**
+   * A barrier of its own, never the request's shared one (see `synced`): for a reader that has seen a
+   * change committed after its request's barrier and needs its notice.
+   */
+  syncedNow(): Promise<boolean> {
+    return this.#syncedNow();
   }
 
   async #syncedNow(): Promise<boolean> {
@@ -205,10 +229,12 @@ export class ChangeFeed {
       client.on('end', () => this.#lost(client, 'connection ended'));
       client.on('notification', (message) => {
         if (message.channel === CHANGES_CHANNEL) this.#apply(message.payload);
+        else this.#channels.get(message.channel)?.(message.payload ?? '');
       });
       try {
         await client.connect();
         await client.query(`listen ${CHANGES_CHANNEL}`);
+        for (const channel of this.#channels.keys()) await client.query(`listen ${channel}`);
       } catch (error) {
         this.#retryAt = Date.now() + RECONNECT_DELAY_MS;
         // An outage is expected to fail every retry: one line when it starts, no stack (nothing to debug).

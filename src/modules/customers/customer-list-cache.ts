@@ -1,10 +1,24 @@
+import type { CustomerRowsNotice, NoticeRow } from './customer-rows-notice.js';
+
 /**
  * What one instance remembers about an app's customer list, per e-mail filter: the exact total and
- * some positions in the list order, each valid only for the app's write version it was read with
- * (`customer_count.version`, see customer-count.entity.ts). A request reads the version in the same
- * snapshot as its page and uses what is remembered only when the versions are equal, so nothing here is
- * ever stale: a different version means other customers, and the request counts again. The version is
- * read from the database, so writes through another instance or with plain SQL are seen just the same.
+ * some positions in the list order, each valid for the app's counter shards at the versions it holds
+ * (`customer_count.version`, per shard: see customer-count.entity.ts).
+ *
+ * A request reads the app's shard versions in the same snapshot as its page and uses what is remembered
+ * only when every shard's version is the one remembered, so nothing here is ever stale: any other
+ * version means other customers, and the request counts again. The versions are read from the
+ * database, so writes through another instance or with plain SQL are seen just the same.
+ *
+ * What keeps an entry useful while the app is written to: every statement that changes an app's list
+ * announces, after commit, the shard it wrote, that shard's new version, and the rows it added and
+ * removed (CustomerRowsNotice, sent by triggers). A shard's versions commit in order (one session
+ * writes a shard, or sessions sharing one queue on its row), and notices arrive in commit order, so
+ * the notice that takes a shard from the remembered version v to v + 1 is exactly the statement the
+ * remembered figures lack: its rows are tested against the filter here and the total, the short
+ * list's rows and the positions after them move by one each. A notice of a version already held is
+ * skipped; one further ahead means a notice was missed (a TRUNCATE, a statement too large to announce,
+ * a lost connection), and the entry is forgotten.
  */
 
 /** The row at `position` (0 = newest) of a list, by its sort key `(created_at, id)`. */
@@ -12,22 +26,51 @@ export interface ListAnchor {
   readonly position: number;
   /** created_at as PostgreSQL prints it: exact to the microsecond, read back with `::timestamptz`. */
   readonly createdAt: string;
+  /** created_at in microseconds since the epoch, to compare with the rows of a notice. */
+  readonly at: number;
   readonly id: string;
 }
 
-/** What one count found, at one version. */
+/** A row of a short list remembered whole: its id and created_at in microseconds since the epoch. */
+export interface ListRow {
+  readonly id: string;
+  readonly at: number;
+}
+
+/** What one count found, in one snapshot. */
 export interface ListCount {
+  /** The app's shard versions as SHARDS_SQL prints them (`shard:version,…` by shard). */
   readonly version: string;
   readonly total: number;
   /** The share of the app's customers in the list (1 without a filter): how far a walk must go. */
   readonly density: number;
-  /** Every id of a short filtered list, newest first; null for a longer one. */
-  readonly ids: readonly string[] | null;
+  /** Every row of a short filtered list, newest first; null for a longer one. */
+  readonly rows: readonly ListRow[] | null;
 }
 
 export interface ListSnapshot extends ListCount {
   /** Sorted by position, no two at the same one. */
-  anchors: ListAnchor[];
+  readonly anchors: readonly ListAnchor[];
+}
+
+/** A notice as an entry applied it: its matching rows, and the shard's version before it (if any). */
+interface Applied {
+  readonly shard: number;
+  readonly v: number;
+  readonly before: number | undefined;
+  readonly ins: readonly NoticeRow[];
+  readonly del: readonly NoticeRow[];
+}
+
+/** An entry as kept: its figures, whose list it is, its shards' versions and the notices applied. */
+interface Entry {
+  snapshot: ListSnapshot;
+  readonly appId: string;
+  /** The lower-cased text the e-mail must contain; null for the unfiltered list. */
+  readonly fragment: string | null;
+  readonly shards: Map<number, number>;
+  /** The last notices applied, oldest first, to find the list as it was a few writes ago (`at`). */
+  applied: Applied[];
 }
 
 /**
@@ -39,17 +82,115 @@ export interface ListSnapshot extends ListCount {
 const MAX_ANCHORS = 400;
 
 /**
- * A small LRU of list snapshots with single-flight counting: while one request counts a key, the others
- * wait for it instead of counting the same rows beside it.
+ * A short list grown past this many rows by inserts is kept as a longer one (no rows, walked instead).
+ * Matches SHORT_LIST in customers.service.ts.
+ */
+const MAX_ROWS = 100;
+
+/**
+ * Notices kept to bring an entry stored after a count up to date: the ones that arrived while it was
+ * counted (its snapshot may predate them). Older ones are found already included and skipped; if a
+ * count outlasted this many notices, the entry finds a gap and is not kept.
+ */
+const RECENT_NOTICES = 4_096;
+
+/** Notices an entry keeps to be undone (`at`): a few seconds of writes to one app at 100 a second. */
+const APPLIED_NOTICES = 1_024;
+
+/** The version vector of `shards` as SHARDS_SQL prints it. */
+function printShards(shards: ReadonlyMap<number, number>): string {
+  return [...shards.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([shard, version]) => `${shard}:${version}`)
+    .join(',');
+}
+
+function parseShards(version: string): Map<number, number> {
+  const shards = new Map<number, number>();
+  if (version === '') return shards;
+  for (const part of version.split(',')) {
+    const [shard, v] = part.split(':');
+    shards.set(Number(shard), Number(v));
+  }
+  return shards;
+}
+
+/**
+ * -1 when row `r` comes before `anchor` in the list (it is newer), 1 after it, 0 the same row, null
+ * when they tie on created_at with other ids: their order is the database collation's for ids, which
+ * this side does not assume.
+ */
+function compare(r: NoticeRow, key: { readonly at: number; readonly id: string }): -1 | 0 | 1 | null {
+  if (r[1] !== key.at) return r[1] > key.at ? -1 : 1;
+  return r[0] === key.id ? 0 : null;
+}
+
+/**
+ * Applies one statement's rows of the list (removed, then added) to its figures; null when they cannot
+ * be applied exactly. A removed row that is an anchor takes the anchor with it.
+ */
+function adjust(
+  snapshot: ListSnapshot,
+  removed: readonly NoticeRow[],
+  added: readonly NoticeRow[],
+): ListSnapshot | null {
+  let total = snapshot.total;
+  let rows = snapshot.rows === null ? null : [...snapshot.rows];
+  let anchors = [...snapshot.anchors];
+  for (const r of removed) {
+    total--;
+    if (rows !== null) {
+      const at = rows.findIndex((row) => row.id === r[0]);
+      if (at < 0) return null;
+      rows.splice(at, 1);
+    }
+    const moved: ListAnchor[] = [];
+    for (const anchor of anchors) {
+      const order = compare(r, anchor);
+      if (order === null) return null;
+      if (order === 0) continue;
+      moved.push(order < 0 ? { ...anchor, position: anchor.position - 1 } : anchor);
+    }
+    anchors = moved;
+  }
+  for (const r of added) {
+    total++;
+    if (rows !== null) {
+      let at = 0;
+      for (; at < rows.length; at++) {
+        const order = compare(r, rows[at]!);
+        if (order === null || order === 0) return null;
+        if (order < 0) break;
+      }
+      rows.splice(at, 0, { id: r[0], at: r[1] });
+      if (rows.length > MAX_ROWS) rows = null;
+    }
+    const moved: ListAnchor[] = [];
+    for (const anchor of anchors) {
+      const order = compare(r, anchor);
+      if (order === null || order === 0) return null;
+      moved.push(order < 0 ? { ...anchor, position: anchor.position + 1 } : anchor);
+    }
+    anchors = moved;
+  }
+  return { ...snapshot, total, rows, anchors };
+}
+
+/**
+ * A small LRU of list snapshots, adjusted by the notices of the app's writes, with single-flight
+ * counting: while one request counts a key, the others wait for it instead of counting the same rows
+ * beside it.
  */
 export class CustomerListCache {
-  private readonly entries = new Map<string, ListSnapshot>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly byApp = new Map<string, Set<string>>();
   private readonly counting = new Map<string, Promise<unknown>>();
+  private recent: CustomerRowsNotice[] = [];
 
   constructor(private readonly capacity = 1_000) {}
 
-  static key(appId: string, pattern: string | null): string {
-    return pattern === null ? appId : `${appId}\u0000${pattern}`;
+  static key(appId: string, fragment: string | null): string {
+    return fragment === null ? appId : `${appId}\u0000${fragment}`;
   }
 
   get(key: string): ListSnapshot | undefined {
@@ -58,24 +199,102 @@ export class CustomerListCache {
       this.entries.delete(key);
       this.entries.set(key, entry);
     }
-    return entry;
+    return entry?.snapshot;
   }
 
   /**
-   * Remembers what a request read at `version`. Anchors of the same version are merged with the ones
-   * already known; another version replaces the entry (whichever request stored last wins, which is
-   * fine: an entry is only ever used after its version is checked).
+   * The list of `key` as it was at the shard versions `version`, earlier than or equal to what is
+   * remembered now: the notices applied since are undone, newest first. Undefined when that is not
+   * possible exactly (not remembered, a version it never held, notices no longer kept, a tie).
    */
-  store(key: string, count: ListCount, anchors: readonly ListAnchor[]): void {
-    const known = this.entries.get(key);
-    const entry: ListSnapshot = known && known.version === count.version ? known : { ...count, anchors: [] };
-    if (anchors.length > 0) entry.anchors = mergeAnchors(entry.anchors, anchors);
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
+  at(key: string, version: string): ListSnapshot | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.snapshot.version === version) return entry.snapshot;
+    const target = parseShards(version);
+    const shards = new Map(entry.shards);
+    let snapshot: ListSnapshot | null = entry.snapshot;
+    for (let i = entry.applied.length - 1; i >= 0 && snapshot !== null; i--) {
+      const applied = entry.applied[i]!;
+      if (applied.v <= (target.get(applied.shard) ?? 0)) continue;
+      if (shards.get(applied.shard) !== applied.v) return undefined;
+      snapshot = adjust(snapshot, applied.ins, applied.del);
+      if (applied.before === undefined) shards.delete(applied.shard);
+      else shards.set(applied.shard, applied.before);
     }
+    if (snapshot === null || printShards(shards) !== version) return undefined;
+    return { ...snapshot, version };
+  }
+
+  /** Adds the anchors a walk passed at `version`, if the list is still remembered at that version. */
+  addAnchors(key: string, version: string, anchors: readonly ListAnchor[]): void {
+    const entry = this.entries.get(key);
+    if (entry?.snapshot.version !== version || anchors.length === 0) return;
+    entry.snapshot = { ...entry.snapshot, anchors: mergeAnchors(entry.snapshot.anchors, anchors) };
+  }
+
+  /**
+   * Remembers what a request read in a snapshot of the shard versions `count.version`. Anchors read at
+   * the entry's current versions are merged with the ones already known (anchors of an older snapshot
+   * are dropped: positions may have moved since). A count of other versions replaces the entry and is
+   * brought up to date with the notices that arrived meanwhile; if one is missing, it is not kept.
+   */
+  store(
+    key: string,
+    appId: string,
+    fragment: string | null,
+    count: ListCount,
+    anchors: readonly ListAnchor[],
+  ): void {
+    const known = this.entries.get(key);
+    if (known && known.snapshot.version === count.version) {
+      if (anchors.length > 0) {
+        known.snapshot = { ...known.snapshot, anchors: mergeAnchors(known.snapshot.anchors, anchors) };
+      }
+      this.touch(key, known);
+      return;
+    }
+    const entry: Entry = {
+      snapshot: { ...count, anchors: mergeAnchors([], anchors) },
+      appId,
+      fragment,
+      shards: parseShards(count.version),
+      applied: [],
+    };
+    for (const notice of this.recent) {
+      if (notice.app === appId && !this.apply(entry, notice)) {
+        this.delete(key);
+        return;
+      }
+    }
+    this.touch(key, entry);
+    while (this.entries.size > this.capacity) this.delete(this.entries.keys().next().value as string);
+  }
+
+  /** One statement's notice (its payload as sent): every list of the app is adjusted or forgotten. */
+  notice(payload: string): void {
+    let notice: CustomerRowsNotice;
+    try {
+      notice = JSON.parse(payload) as CustomerRowsNotice;
+    } catch {
+      this.reset();
+      return;
+    }
+    this.recent.push(notice);
+    if (this.recent.length > RECENT_NOTICES * 2) this.recent = this.recent.slice(-RECENT_NOTICES);
+    const keys = this.byApp.get(notice.app);
+    if (!keys) return;
+    for (const key of [...keys]) {
+      const entry = this.entries.get(key);
+      if (entry && !this.apply(entry, notice)) this.delete(key);
+    }
+  }
+
+  /** Notices may have been missed: nothing remembered can be brought up to date any more. */
+  reset(): void {
+    this.entries.clear();
+    this.byApp.clear();
+    this.recent = [];
   }
 
   /** The count of `key` under way, if any. */
@@ -96,6 +315,42 @@ export class CustomerListCache {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** False when `notice` shows a missed one, or its rows cannot be applied exactly. */
+  private apply(entry: Entry, notice: CustomerRowsNotice): boolean {
+    const before = entry.shards.get(notice.shard);
+    const held = before ?? 0;
+    if (notice.v <= held) return true;
+    if (notice.v > held + 1 || notice.ins === undefined || notice.del === undefined) return false;
+    const fragment = entry.fragment;
+    const matches = (r: NoticeRow) => fragment === null || r[2].includes(fragment);
+    const ins = notice.ins.filter(matches);
+    const del = notice.del.filter(matches);
+    const adjusted = adjust(entry.snapshot, del, ins);
+    if (adjusted === null) return false;
+    entry.shards.set(notice.shard, notice.v);
+    entry.snapshot = { ...adjusted, version: printShards(entry.shards) };
+    entry.applied.push({ shard: notice.shard, v: notice.v, before, ins, del });
+    if (entry.applied.length > APPLIED_NOTICES * 2) entry.applied = entry.applied.slice(-APPLIED_NOTICES);
+    return true;
+  }
+
+  private touch(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    const keys = this.byApp.get(entry.appId);
+    if (keys) keys.add(key);
+    else this.byApp.set(entry.appId, new Set([key]));
+  }
+
+  private delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    const keys = this.byApp.get(entry.appId);
+    keys?.delete(key);
+    if (keys?.size === 0) this.byApp.delete(entry.appId);
   }
 }
 

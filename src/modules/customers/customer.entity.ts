@@ -11,6 +11,7 @@ import {
 import { CUSTOMER_CHANGES_TRIGGER } from '../../infra/change-triggers.js';
 import { App } from '../apps/app.entity.js';
 import { COUNT_TRIGGERS } from './customer-count.js';
+import { ROWS_TRIGGERS } from './customer-rows-notice.js';
 
 export type Metadata = Record<string, unknown>;
 
@@ -40,6 +41,11 @@ export type Metadata = Record<string, unknown>;
 @Trigger(COUNT_TRIGGERS.insert)
 @Trigger(COUNT_TRIGGERS.delete)
 @Trigger(COUNT_TRIGGERS.update)
+// The rows each statement adds or removes, announced with the counter's version so that instances adjust
+// what they remember of the app's lists (customer-list-cache.ts) instead of counting again.
+@Trigger(ROWS_TRIGGERS.insert)
+@Trigger(ROWS_TRIGGERS.delete)
+@Trigger(ROWS_TRIGGERS.update)
 export class Customer {
   @PrimaryKey({ type: 'text' })
   id!: string;

@@ -14,12 +14,14 @@ import {
 } from '../../core/principal.js';
 import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
+import type { ChangeFeed } from '../../infra/change-feed.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import { auditEventColumns } from '../audit/audit-record.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Customer } from './customer.entity.js';
 import { type CustomerJson, presentCustomer } from './customer.presenter.js';
-import { CustomerListCache, type ListAnchor } from './customer-list-cache.js';
+import { CustomerListCache, type ListAnchor, type ListSnapshot } from './customer-list-cache.js';
+import { CUSTOMER_ROWS_CHANNEL } from './customer-rows-notice.js';
 import { CREATE_CUSTOMER, type CustomerRow, READ_CUSTOMER } from './customer-statements.js';
 import {
   assertMetadataLimits,
@@ -61,8 +63,16 @@ const ORDERED_WALK = 100_000;
 /** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
 const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
 
-/** The app's write version: never decreases, and changes with every write that can change a list. */
-const VERSION_SQL = '(select coalesce(sum(version), 0)::text from customer_count where app_id = ?)';
+/**
+ * The app's write versions, one per counter shard, printed `shard:version,…` in shard order: a shard's
+ * version never decreases and moves with every statement that can change a list, so two snapshots
+ * reading the same text see the same customers (see CustomerListCache).
+ */
+const SHARDS_SQL = `(select coalesce(string_agg(shard || ':' || version, ',' order by shard), '')
+                       from customer_count where app_id = ?)`;
+
+/** created_at in microseconds since the epoch, exact (numeric), as the notices carry it. */
+const micros = (column: string) => `(extract(epoch from ${column}) * 1000000)::bigint::text`;
 
 /**
  * How to reach a page: walk from an end of the list or from a remembered row, in one direction, passing
@@ -131,6 +141,7 @@ type WalkRow = Record<string, unknown> & {
   kind: 'hop' | 'page' | null;
   n: string | number | null;
   anchor_at: string | null;
+  anchor_us: string | null;
   anchor_id: string | null;
 };
 
@@ -164,9 +175,16 @@ export class CustomersService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly events: OutboundEvents,
-  ) {}
+    private readonly changes: ChangeFeed,
+  ) {
+    changes.listenChannel(CUSTOMER_ROWS_CHANNEL, (payload) => this.lists.notice(payload));
+    changes.listen({ changed: () => undefined, reset: () => this.lists.reset() });
+  }
 
-  /** Filtered totals and list positions, per app and filter, each valid for one write version. */
+  /**
+   * Totals and list positions, per app and filter, each valid for the shard versions it holds and
+   * adjusted by the notices of the app's writes.
+   */
   private readonly lists = new CustomerListCache();
 
   private get em() {
@@ -181,7 +199,8 @@ export class CustomersService {
    * Without a filter the total is the app's count kept by the database (customer_count), a sum of a few
    * rows, and a page up to NEAR_OFFSET is one index-only statement. A filtered total has to be counted
    * (linear in the app's matches), and a deep page walked (linear in the offset): both are remembered
-   * with the app's write version and reused while it is unchanged (see `listRemembered`).
+   * with the app's shard versions, adjusted by every write's notice, and reused while they are the
+   * snapshot's (see `listRemembered`).
    */
   async listCustomers(principal: Principal, input: unknown, scope?: AppScope): Promise<Page<Customer>> {
     const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
@@ -190,92 +209,161 @@ export class CustomersService {
       if (offset <= NEAR_OFFSET) return this.listNewest(appId, limit, offset);
       return this.listRemembered(appId, null, limit, offset);
     }
-    // PostgreSQL's LIKE escape character is `\` by default, so the escaped fragment is matched literally.
-    return this.listRemembered(appId, likeFragment(email.toLowerCase()), limit, offset);
+    return this.listRemembered(appId, email.toLowerCase(), limit, offset);
   }
 
   /**
    * A page whose total and starting point come from what this instance remembers of the list at the
-   * app's current write version; on a miss, counted and walked once (`countAndList`), the others asking
-   * for the same list meanwhile waiting for that count instead of running their own.
+   * app's current shard versions; otherwise counted and walked once (`countAndList`) and remembered,
+   * the others asking for the same list meanwhile waiting for that count instead of running their own.
    *
-   * The remembered version is checked in the page's own statement (its snapshot), which returns no row
-   * of a walk whose version differs: a remembered total or position is never used for other customers.
+   * The request's change-feed barrier comes first: once it is back, the notices of every write
+   * committed before the request have adjusted what is remembered (CustomerListCache). The remembered
+   * versions are checked in the page's own statement (its snapshot), which returns no row when they
+   * differ: a remembered total or position is never used for other customers. They differ when a
+   * write committed between the barrier and the statement; then the page is read again in one
+   * read-only snapshot whose versions are known before its page is read (`readInSnapshot`). Anything
+   * else (a write the notices could not describe, a cold filter) is answered at once by the plain
+   * count and page, which are remembered.
    */
   private async listRemembered(
     appId: string,
-    pattern: string | null,
+    fragment: string | null,
     limit: number,
     offset: number,
   ): Promise<Page<Customer>> {
-    const key = CustomerListCache.key(appId, pattern);
-    // A count under way is waited for at most twice: under a steady stream of writes every version is
-    // new, and waiting longer would only add the other requests' counts to this one's.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const known = this.lists.get(key);
-      if (known?.ids) {
-        const read = await this.pageByIds(appId, known.ids.slice(offset, offset + limit), known.version);
-        if (read.version === known.version) return { data: read.data, total: known.total, limit, offset };
-      } else if (known) {
-        const walk = planWalk(known.total, known.anchors, offset, limit);
-        const ordered = pattern !== null && isShortWalk(walk, known.density);
-        const read = await this.inPlannedTransaction(pattern, null, ordered, (em) =>
-          this.walk(em, appId, pattern, walk, known.version),
-        );
-        if (read.version === known.version) {
-          if (read.anchors.length > 0) this.lists.store(key, known, read.anchors);
-          return { data: read.data, total: known.total, limit, offset };
-        }
-      }
-      const counting = this.lists.inFlight(key);
-      if (!counting || attempt === 2) {
-        return this.lists.lead(key, () => this.countAndList(key, appId, pattern, limit, offset));
-      }
-      await counting.catch(() => undefined);
+    const key = CustomerListCache.key(appId, fragment);
+    const synced = await this.changes.synced();
+    const known = this.lists.get(key);
+    if (known) {
+      const read = await this.readRemembered(null, key, appId, fragment, known, limit, offset);
+      if (read.page) return read.page;
+      const settled = synced && (await this.readInSnapshot(key, appId, fragment, limit, offset));
+      if (settled) return settled;
     }
-    return this.countAndList(key, appId, pattern, limit, offset);
+    const counting = this.lists.inFlight(key);
+    if (counting) {
+      // Someone is counting this list: its result, adjusted by the notices since, serves this request.
+      await counting.catch(() => undefined);
+      const counted = this.lists.get(key);
+      const read = counted && (await this.readRemembered(null, key, appId, fragment, counted, limit, offset));
+      if (read?.page) return read.page;
+    }
+    return this.lists.lead(key, () => this.countAndList(key, appId, fragment, limit, offset));
+  }
+
+  /**
+   * The page from what is remembered, in one read-only snapshot that holds writes whose notices had not
+   * arrived when it began. Its first statement tells the snapshot's versions (and answers when they
+   * are already the remembered ones); after a barrier of its own the notices of every write in the
+   * snapshot have arrived, so the list as it was at those versions is what is remembered with the
+   * notices since undone (CustomerListCache.at), and the second statement reads its page in the same
+   * snapshot. Null when the list cannot be had at those versions.
+   */
+  private readInSnapshot(
+    key: string,
+    appId: string,
+    fragment: string | null,
+    limit: number,
+    offset: number,
+  ): Promise<Page<Customer> | null> {
+    const pattern = fragment === null ? null : likeFragment(fragment);
+    return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
+      const known = this.lists.get(key);
+      if (!known) return null;
+      const first = await this.readRemembered(em, key, appId, fragment, known, limit, offset);
+      if (first.page) return first.page;
+      if (!(await this.changes.syncedNow())) return null;
+      const then = this.lists.at(key, first.version);
+      if (!then) return null;
+      return (await this.readRemembered(em, key, appId, fragment, then, limit, offset)).page;
+    });
+  }
+
+  /**
+   * The page at `offset` from what is remembered, with the versions of the statement's snapshot; no
+   * page when they are not `known`'s. In `em`'s transaction when given, else in one of its own (a
+   * filtered walk) or none.
+   */
+  private async readRemembered(
+    em: EntityManager | null,
+    key: string,
+    appId: string,
+    fragment: string | null,
+    known: ListSnapshot,
+    limit: number,
+    offset: number,
+  ): Promise<{ page: Page<Customer> | null; version: string }> {
+    const answer = (version: string, data: Customer[]) => ({
+      page: version === known.version ? { data, total: known.total, limit, offset } : null,
+      version,
+    });
+    if (known.rows) {
+      const ids = known.rows.slice(offset, offset + limit).map((row) => row.id);
+      const read = await this.pageByIds(em ?? this.em, appId, ids, known.version);
+      return answer(read.version, read.data);
+    }
+    const pattern = fragment === null ? null : likeFragment(fragment);
+    const walk = planWalk(known.total, known.anchors, offset, limit);
+    const ordered = pattern !== null && isShortWalk(walk, known.density);
+    const read = em
+      ? await (async () => {
+          if (pattern !== null)
+            await em.execute(`select set_config('enable_sort', ?, true)`, [ordered ? 'off' : 'on']);
+          return this.walk(em, appId, pattern, walk, known.version);
+        })()
+      : await this.inPlannedTransaction(pattern, null, ordered, (tx) =>
+          this.walk(tx, appId, pattern, walk, known.version),
+        );
+    if (read.version === known.version) this.lists.addAnchors(key, known.version, read.anchors);
+    return answer(read.version, read.data);
   }
 
   /**
    * The total (kept or counted), then the page, in one read-only snapshot, remembered with the
-   * snapshot's version: a short filtered list whole (its ids), a longer one walked from the nearer end
-   * with the anchors the walk passed.
+   * snapshot's shard versions: a short filtered list whole (its rows), a longer one walked from the
+   * nearer end with the anchors the walk passed.
    */
   private countAndList(
     key: string,
     appId: string,
-    pattern: string | null,
+    fragment: string | null,
     limit: number,
     offset: number,
   ): Promise<Page<Customer>> {
+    // PostgreSQL's LIKE escape character is `\` by default, so the escaped fragment is matched literally.
+    const pattern = fragment === null ? null : likeFragment(fragment);
     return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
       const total =
         pattern === null
           ? COUNT_SQL
           : '(select count(*) from customer where app_id = ? and email_lower like ?)';
       const [row] = await em.execute<{ version: string; total: string; app_total: string }[]>(
-        `select ${VERSION_SQL} as version, ${total} as total, ${COUNT_SQL} as app_total`,
+        `select ${SHARDS_SQL} as version, ${total} as total, ${COUNT_SQL} as app_total`,
         pattern === null ? [appId, appId, appId] : [appId, appId, pattern, appId],
       );
-      const version = row?.version ?? '0';
+      const version = row?.version ?? '';
       const counted = Number(row?.total ?? 0);
       const density = counted / Math.max(Number(row?.app_total ?? 0), counted, 1);
       if (pattern !== null && counted <= SHORT_LIST) {
-        const rows = await em.execute<EntityDictionary<Customer>[]>(
-          `select * from customer where app_id = ? and email_lower like ? order by created_at desc, id desc`,
+        const rows = await em.execute<(EntityDictionary<Customer> & { list_at: string })[]>(
+          `select *, ${micros('created_at')} as list_at from customer where app_id = ? and email_lower like ?
+            order by created_at desc, id desc`,
           [appId, pattern],
         );
-        const ids = rows.map((r) => r.id as string);
-        this.lists.store(key, { version, total: ids.length, density, ids }, []);
-        const data = rows.slice(offset, offset + limit).map((r) => em.map(Customer, r));
-        return { data, total: ids.length, limit, offset };
+        const listed = rows.map((r) => ({ id: r.id as string, at: Number(r.list_at) }));
+        this.lists.store(key, appId, fragment, { version, total: listed.length, density, rows: listed }, []);
+        const data = rows
+          .slice(offset, offset + limit)
+          .map(({ list_at: _, ...r }) => em.map(Customer, r as EntityDictionary<Customer>));
+        return { data, total: listed.length, limit, offset };
       }
       const walk = planWalk(counted, [], offset, limit);
       if (pattern !== null && isShortWalk(walk, density)) {
         await em.execute(`select set_config('enable_sort', 'off', true)`);
       }
       const read = await this.walk(em, appId, pattern, walk, null);
-      this.lists.store(key, { version, total: counted, density, ids: null }, read.anchors);
+      this.lists.store(key, appId, fragment, { version, total: counted, density, rows: null }, read.anchors);
       return { data: read.data, total: counted, limit, offset };
     });
   }
@@ -312,19 +400,18 @@ export class CustomersService {
   }
 
   /**
-   * One statement: the snapshot's write version and, only when it is `expected`, the customers `ids`
+   * One statement: the snapshot's shard versions and, only when they are `expected`, the customers `ids`
    * (a page of a short list remembered whole) in that order.
    */
   private async pageByIds(
+    em: EntityManager,
     appId: string,
     ids: readonly string[],
     expected: string,
   ): Promise<{ version: string; data: Customer[] }> {
-    const rows = await this.em.execute<
-      (Record<string, unknown> & { version: string; list_order: unknown })[]
-    >(
+    const rows = await em.execute<(Record<string, unknown> & { version: string; list_order: unknown })[]>(
       `select v.version, c.*
-         from (select ${VERSION_SQL} as version) as v
+         from (select ${SHARDS_SQL} as version) as v
          left join lateral (select customer.*, u.list_order
                               from jsonb_array_elements_text(?::jsonb) with ordinality as u(id, list_order)
                               join customer on customer.id = u.id and customer.app_id = ?
@@ -334,16 +421,14 @@ export class CustomersService {
     );
     const data = rows
       .filter((row) => row.id !== null)
-      .map(({ version: _, list_order: __, ...row }) =>
-        this.em.map(Customer, row as EntityDictionary<Customer>),
-      );
-    return { version: rows[0]?.version ?? '0', data };
+      .map(({ version: _, list_order: __, ...row }) => em.map(Customer, row as EntityDictionary<Customer>));
+    return { version: rows[0]?.version ?? '', data };
   }
 
   /**
-   * One statement: the snapshot's write version and the page `walk` leads to, found index-only (ids and
-   * sort keys) then joined to their rows. With `expected`, the walk runs only when the snapshot's version
-   * is `expected` (a one-time filter), as remembered rows belong to that version alone.
+   * One statement: the snapshot's shard versions and the page `walk` leads to, found index-only (ids
+   * and sort keys) then joined to their rows. With `expected`, the walk runs only when the snapshot's
+   * versions are `expected` (a one-time filter), as remembered rows belong to those versions alone.
    *
    * A walk passing `walk.step` rows or more goes from anchor to anchor: a recursive step skips to the
    * step-th row after the previous one (`offset` inside the index, as the plain walk would) and
@@ -372,7 +457,7 @@ export class CustomersService {
       firstParams.push(walk.from.createdAt, walk.from.id);
     }
     if (expected !== null) {
-      firstSql += ` and ${VERSION_SQL} = ?`;
+      firstSql += ` and ${SHARDS_SQL} = ?`;
       firstParams.push(appId, expected);
     }
     const params: unknown[] = [];
@@ -404,8 +489,9 @@ export class CustomersService {
       params.push(appId, ...filter, walk.take, walk.skip - hops * walk.step, hops);
     }
     sql += `
-      select v.version, x.kind, x.n, x.created_at::text as anchor_at, x.id as anchor_id, c.*
-        from (select ${VERSION_SQL} as version) as v
+      select v.version, x.kind, x.n, x.created_at::text as anchor_at, ${micros('x.created_at')} as anchor_us,
+             x.id as anchor_id, c.*
+        from (select ${SHARDS_SQL} as version) as v
         left join lateral (select 'hop' as kind, n, created_at, id from hop
                            union all select 'page', n, created_at, id from page) as x on true
         left join lateral (select * from customer where x.kind = 'page' and customer.id = x.id) as c on true`;
@@ -415,9 +501,14 @@ export class CustomersService {
     const position = (k: number) => (walk.direction === 'older' ? walk.start + k - 1 : walk.start - k + 1);
     const anchors: ListAnchor[] = [];
     const page: { position: number; customer: Customer }[] = [];
-    for (const { version: _, kind, n, anchor_at, anchor_id, ...row } of rows) {
+    for (const { version: _, kind, n, anchor_at, anchor_us, anchor_id, ...row } of rows) {
       if (kind === 'hop' && anchor_at !== null && anchor_id !== null) {
-        anchors.push({ position: position(Number(n) * walk.step), createdAt: anchor_at, id: anchor_id });
+        anchors.push({
+          position: position(Number(n) * walk.step),
+          createdAt: anchor_at,
+          at: Number(anchor_us),
+          id: anchor_id,
+        });
       } else if (kind === 'page') {
         page.push({
           position: position(walk.skip + Number(n)),
@@ -426,7 +517,7 @@ export class CustomersService {
       }
     }
     page.sort((x, y) => x.position - y.position);
-    return { version: rows[0]?.version ?? '0', data: page.map((p) => p.customer), anchors };
+    return { version: rows[0]?.version ?? '', data: page.map((p) => p.customer), anchors };
   }
 
   /**
