@@ -91,6 +91,11 @@ export function requireApiKey(principal: Principal): ApiKeyPrincipal {
  * still unrevoked, and answers 401 when it is not (the change feed's barrier would cost a round trip of
  * its own).
  */
+/** The answer to an API key that is unknown or revoked: the credential check's and a statement's alike. */
+export function revokedApiKey(): UnauthorizedError {
+  return new UnauthorizedError('Invalid or revoked API key');
+}
+
 export function requireApiKeyConfirmedInStatement(principal: Principal): ApiKeyPrincipal {
   if (principal.kind === 'apiKey') return principal;
   return requireApiKey(principal);

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { UnauthorizedError } from '../../core/errors.js';
-import { ANONYMOUS, type OrgRole, type Principal } from '../../core/principal.js';
+import { ANONYMOUS, type OrgRole, type Principal, revokedApiKey } from '../../core/principal.js';
 import { API_KEY_PREFIX, hashSecret, SESSION_TOKEN_PREFIX, secretsEqual } from '../../core/tokens.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
@@ -99,7 +99,7 @@ export class CredentialsService {
       // An unknown or revoked key is asked again next time (it may be a key being created right now).
       (r) => r !== undefined,
     );
-    if (!row) throw new UnauthorizedError('Invalid or revoked API key');
+    if (!row) throw revokedApiKey();
     this.touchApiKey(row.id);
     return { kind: 'apiKey', appId: row.app_id, apiKeyId: row.id };
   }

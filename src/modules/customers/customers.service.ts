@@ -3,7 +3,7 @@ import type { EntityDictionary } from '@mikro-orm/core';
 import { IsolationLevel, LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
-import { ConflictError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Page } from '../../core/pagination.js';
 import {
@@ -11,6 +11,7 @@ import {
   type Principal,
   requireApiKey,
   requireApiKeyConfirmedInStatement,
+  revokedApiKey,
 } from '../../core/principal.js';
 import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
@@ -151,11 +152,6 @@ const UNIQUE_VIOLATION = '23505';
 /** The API key a statement confirms: the caller's, or none for the operator acting on an app. */
 function keyToConfirm(principal: Principal): string | null {
   return principal.kind === 'apiKey' ? principal.apiKeyId : null;
-}
-
-/** What a statement that found the caller's key revoked answers (as the credential check would). */
-function revokedKey(): UnauthorizedError {
-  return new UnauthorizedError('Invalid or revoked API key');
 }
 
 /** Longer ids cannot exist (ids are `cus_` + 32 characters); answering 404 at once spares a query. */
@@ -574,11 +570,12 @@ export class CustomersService {
       name: { before: null, after: name ?? null },
       metadata: { before: null, after: initial },
     });
+    const key = keyToConfirm(principal);
     let row: Awaited<ReturnType<typeof CREATE_CUSTOMER.run>>[number] | undefined;
     try {
       [row] = await CREATE_CUSTOMER.run(this.em, [
-        keyToConfirm(principal),
-        keyToConfirm(principal),
+        key,
+        key,
         id,
         appId,
         email,
@@ -611,7 +608,7 @@ export class CustomersService {
       }
       throw error;
     }
-    if (!row?.key_ok) throw revokedKey();
+    if (!row?.key_ok) throw revokedApiKey();
     this.events.announce(row.delivery_ids);
     const { key_ok: _, delivery_ids: __, ...columns } = row;
     return this.em.map(Customer, columns as CustomerRow);
@@ -626,7 +623,7 @@ export class CustomersService {
     if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
     const key = keyToConfirm(principal);
     const [row] = await READ_CUSTOMER.run(this.em, [key, key, id, acting.appId]);
-    if (!row?.key_ok) throw revokedKey();
+    if (!row?.key_ok) throw revokedApiKey();
     if (row.id === null) throw new NotFoundError('Customer', id);
     const { key_ok: _, ...columns } = row;
     return this.em.map(Customer, columns);
