@@ -8,19 +8,37 @@ import type { TriggerDef } from '@mikro-orm/core';
  * migration only: information_schema.triggers, which the schema diff reads, never lists one.
  */
 
-function statementTrigger(event: 'insert' | 'delete' | 'update', referencing: string): TriggerDef {
-  const name = `customer_count_${event}`;
+/** The transition tables each event's trigger reads. */
+const REFERENCING = {
+  insert: 'new table as new_rows',
+  delete: 'old table as old_rows',
+  update: 'old table as old_rows new table as new_rows',
+} as const;
+
+type StatementEvent = keyof typeof REFERENCING;
+
+/** A statement-level trigger on `customer` with its transition tables, named `<prefix>_<event>`. */
+function customerStatementTrigger(prefix: string, event: StatementEvent): TriggerDef {
+  const name = `${prefix}_${event}`;
   return {
     name,
     timing: 'after',
     events: [event],
     forEach: 'statement',
-    expression: `create trigger "${name}" after ${event} on "customer" referencing ${referencing} for each statement execute function "${name}_fn"()`,
+    expression: `create trigger "${name}" after ${event} on "customer" referencing ${REFERENCING[event]} for each statement execute function "${name}_fn"()`,
   };
 }
 
-export const COUNT_TRIGGERS = {
-  insert: statementTrigger('insert', 'new table as new_rows'),
-  delete: statementTrigger('delete', 'old table as old_rows'),
-  update: statementTrigger('update', 'old table as old_rows new table as new_rows'),
-};
+/**
+ * The triggers of the three statement events, named `<prefix>_insert`, `_delete` and `_update`, each
+ * calling the function of its name with `_fn` (the count's and the list notices' share this shape).
+ */
+export function customerStatementTriggers(prefix: string): Record<StatementEvent, TriggerDef> {
+  return {
+    insert: customerStatementTrigger(prefix, 'insert'),
+    delete: customerStatementTrigger(prefix, 'delete'),
+    update: customerStatementTrigger(prefix, 'update'),
+  };
+}
+
+export const COUNT_TRIGGERS = customerStatementTriggers('customer_count');

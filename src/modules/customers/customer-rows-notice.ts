@@ -1,4 +1,4 @@
-import type { TriggerDef } from '@mikro-orm/core';
+import { customerStatementTriggers } from './customer-count.js';
 
 /**
  * The channel on which the database announces, per statement and app, the customers a statement added
@@ -30,19 +30,4 @@ export interface CustomerRowsNotice {
  * the same event (PostgreSQL fires a table's triggers of one timing in name order), so the version they
  * read is the one the count trigger has just written.
  */
-function rowsTrigger(event: 'insert' | 'delete' | 'update', referencing: string): TriggerDef {
-  const name = `customer_list_rows_${event}`;
-  return {
-    name,
-    timing: 'after',
-    events: [event],
-    forEach: 'statement',
-    expression: `create trigger "${name}" after ${event} on "customer" referencing ${referencing} for each statement execute function "${name}_fn"()`,
-  };
-}
-
-export const ROWS_TRIGGERS = {
-  insert: rowsTrigger('insert', 'new table as new_rows'),
-  delete: rowsTrigger('delete', 'old table as old_rows'),
-  update: rowsTrigger('update', 'old table as old_rows new table as new_rows'),
-};
+export const ROWS_TRIGGERS = customerStatementTriggers('customer_list_rows');
