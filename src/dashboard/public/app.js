@@ -7,7 +7,7 @@ import { AuditPage } from './audit-page.js';
 import { DashboardApps, DashboardCreateApp, DashboardKeyApp } from './operations.js';
 import { hideWriteControls, OperatorSignIn, signOutOperator, startOperatorSession } from './operator.js';
 import { OperatorsPage } from './operators-page.js';
-import { ErrorMessage, Field, formatDate, html, Loading, useLoad } from './ui.js';
+import { ErrorMessage, Field, formatDate, html, Loading, useLoad, useSubmit } from './ui.js';
 import { useEffect, useState } from './vendor/hooks.js';
 import { render } from './vendor/preact.js';
 
@@ -94,27 +94,12 @@ function SignIn({ onSignedIn, reason, tokenSignIn }) {
 function CreateApp() {
   const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
-  const [errors, setErrors] = useState({});
-  const [error, setError] = useState(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, errors, error, submit } = useSubmit(async () => {
+    const { createApp } = await request(DashboardCreateApp, { input: { name } });
+    freshKeys.set(createApp.app.id, createApp.apiKey);
+    location.hash = `#/apps/${encodeURIComponent(createApp.app.id)}`;
+  });
   if (!open) return html`<button type="button" onClick=${() => setOpen(true)}>Create app</button>`;
-  const submit = async (event) => {
-    event.preventDefault();
-    setBusy(true);
-    setErrors({});
-    setError(undefined);
-    try {
-      const { createApp } = await request(DashboardCreateApp, { input: { name } });
-      freshKeys.set(createApp.app.id, createApp.apiKey);
-      location.hash = `#/apps/${encodeURIComponent(createApp.app.id)}`;
-    } catch (e) {
-      const byField = e instanceof ApiError ? e.fieldErrors() : {};
-      if (Object.keys(byField).length > 0) setErrors(byField);
-      else setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
   return html`<form class="card" onSubmit=${submit} novalidate aria-label="Create app">
     <h2>Create app</h2>
     <${Field} label="Name" error=${errors.name}>

@@ -1,7 +1,7 @@
 // The Operators page (owners and the admin token): who may sign in, with which role, and the live
 // sessions, each revocable at once.
 
-import { ApiError, request } from './api.js';
+import { request } from './api.js';
 import {
   DashboardAddOperator,
   DashboardChangeOperatorRole,
@@ -9,7 +9,7 @@ import {
   DashboardRemoveOperator,
   DashboardRevokeOperatorSession,
 } from './operations.js';
-import { ConfirmButton, ErrorMessage, Field, formatDate, html, Loading, useLoad } from './ui.js';
+import { ConfirmButton, ErrorMessage, Field, formatDate, html, Loading, useLoad, useSubmit } from './ui.js';
 import { useState } from './vendor/hooks.js';
 
 const ROLES = [
@@ -21,26 +21,11 @@ const ROLES = [
 function AddOperator({ onAdded }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('viewer');
-  const [errors, setErrors] = useState({});
-  const [error, setError] = useState(undefined);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event) => {
-    event.preventDefault();
-    setBusy(true);
-    setErrors({});
-    setError(undefined);
-    try {
-      await request(DashboardAddOperator, { email: email.trim(), role });
-      setEmail('');
-      onAdded();
-    } catch (e) {
-      const byField = e instanceof ApiError ? e.fieldErrors() : {};
-      if (Object.keys(byField).length > 0) setErrors(byField);
-      else setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, errors, error, submit } = useSubmit(async () => {
+    await request(DashboardAddOperator, { email: email.trim(), role });
+    setEmail('');
+    onAdded();
+  });
   return html`<form class="card" onSubmit=${submit} novalidate aria-label="Add operator">
     <h2>Add operator</h2>
     <${Field} label="E-mail" error=${errors.email}>
