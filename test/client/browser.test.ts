@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { tokenFromDevMailbox, uniqueEmail } from '../helpers/auth-fixtures.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -12,8 +13,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * @tollgate/client in a real browser (Chromium), loaded by a page of another origin than Tollgate's:
  * magic-link login and a feature gate through CORS, the rate-limit headers readable, an API key refused.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-sync'];
 const DIST = path.join(process.cwd(), 'packages/client/dist');
 /** The package's one dependency, `jose`, as a page without a bundler loads it (an import map). */
 const JOSE = path.join(process.cwd(), 'node_modules/jose/dist/webapi');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import YAML from 'yaml';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -11,18 +12,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * images, fetches, workers), and one to another origin fails the test; CSP violations and script errors
  * are reported on the console and fail it too.
  */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--headless',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 const RENDER_TIMEOUT_MS = 30_000;
 

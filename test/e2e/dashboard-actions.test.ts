@@ -1,5 +1,5 @@
+import { CHROMIUM } from '../helpers/chromium.js';
 import {
-  CHROMIUM,
   countIs,
   DashboardBrowser,
   DESKTOP,

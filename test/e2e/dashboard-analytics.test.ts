@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { AnalyticsFixtures, day } from '../helpers/analytics-fixtures.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { eventually } from '../helpers/eventually.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -13,14 +14,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * go to test-results/dashboard/.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--headless',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--no-first-run',
-];
 const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/dashboard');
 const STEP_TIMEOUT_MS = 15_000;
 

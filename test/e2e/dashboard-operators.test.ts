@@ -1,4 +1,5 @@
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { eventually } from '../helpers/eventually.js';
 import { type OperatorServer, signInTokenOf, startOperatorServer } from '../helpers/operators.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
@@ -9,8 +10,6 @@ import { chromiumRequirement, describeRequiring } from '../helpers/requirements.
  * the rest. One database of its own: which operator is the last owner is this file's to decide.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-sync'];
 const STEP_TIMEOUT_MS = 15_000;
 
 async function visible(locator: Locator): Promise<void> {

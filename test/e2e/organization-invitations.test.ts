@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { withContext } from '../../src/db.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
@@ -14,8 +15,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * does; the invitee is then a member, signed in in the organization's context.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'];
 const STEP_TIMEOUT_MS = 15_000;
 
 /**

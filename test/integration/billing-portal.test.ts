@@ -1,6 +1,7 @@
 import { type Browser, chromium } from 'playwright-core';
 import { CreateBillingPortalSessionDocument } from '../generated/graphql.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { eventually } from '../helpers/eventually.js';
 import { chromiumRequirement, describeRequiring } from '../helpers/requirements.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -10,8 +11,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * SDK, the page is used in Chromium, and what the customer does there reaches Tollgate only through the
  * signed notifications the emulator sends, as Stripe's would.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'];
 const RETURN_URL = 'https://app.example.com/account';
 
 let server: TestServer;
