@@ -6,7 +6,11 @@
  *   3. issuance (`POST /v1/apps/:appId/auth/entitlement-token`) against the session lookup
  *      (`GET /v1/apps/:appId/auth/session`), the same session token, interleaved A/B rounds: medians
  *      and spread of throughput, of each round's ratio, and of Tollgate's CPU time per request (from
- *      /proc, which moves far less than throughput when other work shares the machine).
+ *      /proc, which moves far less than throughput when other work shares the machine). A repeat with
+ *      the same claims gets the token signed moments before (the service's reuse window), so this is the
+ *      cost of a client asking again;
+ *   4. issuance that signs every time: an API key naming a different customer on each request (from
+ *      BENCH_FRESH_CUSTOMERS, more than the run sends), which also reads that customer from the database.
  * Tollgate from dist/ runs in a child process, the load in another (bench/support.js).
  *
  *   npm run build && node bench/entitlement-tokens.js   # BENCH_DURATION=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=20
@@ -16,6 +20,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import {
   createApp,
   dist,
+  load,
   loadavg,
   loadInChild,
   median,
@@ -28,6 +33,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 30);
+const FRESH_CUSTOMERS = Number(process.env.BENCH_FRESH_CUSTOMERS ?? 100_000);
 
 const { verifyEntitlementToken, TollgateAuth } = await import(
   new URL('../packages/client/dist/index.js', import.meta.url).href
@@ -152,11 +158,65 @@ await withScratchDatabase('tollgate_bench_etk', async (databaseUrl) => {
       `issuance / session lookup: ${(rps(issuance) / rps(lookup)).toFixed(2)} (target ≥ 0.8); ` +
         `per round ${spread(ratios, 2)}; CPU per request ${(cpu(issuance) / cpu(lookup)).toFixed(2)}×`,
     );
+
+    // 4. Issuance that signs every time: each request names a customer no earlier request named.
+    const fresh = await customersFor(databaseUrl, appId, FRESH_CUSTOMERS);
+    let next = 0;
+    const signing = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const cpuBefore = tollgate.cpu();
+      const result = await load({
+        url: `${tollgate.url}/v1/apps/${appId}/auth/entitlement-token`,
+        method: 'POST',
+        headers: headers(apiKey),
+        connections: CONNECTIONS,
+        duration: DURATION,
+        requests: [
+          {
+            setupRequest: (request) => {
+              if (next >= fresh.length) throw new Error('BENCH_FRESH_CUSTOMERS is too small for the run');
+              return { ...request, body: JSON.stringify({ customerId: fresh[next++] }) };
+            },
+          },
+        ],
+      });
+      const non200 = result.requests.total - (result['2xx'] ?? 0);
+      if (non200 > 0 || result.errors > 0) throw new Error(`fresh issuance: ${non200} not 200, ${result.errors} errors`);
+      signing.push({
+        rps: result.requests.average,
+        cpuUs: ((tollgate.cpu() - cpuBefore) * 1000) / Math.max(1, result.requests.total),
+        p99: result.latency.p99,
+      });
+    }
+    console.log(
+      `issuance signing each time (API key, a new customer per request): median ${Math.round(rps(signing))} req/s ` +
+        `(${spread(signing.map((r) => r.rps))}), p99 ${p99(signing)} ms, CPU ${Math.round(cpu(signing))} µs/req ` +
+        `(${spread(signing.map((r) => r.cpuUs))}); ${next} customers named`,
+    );
     console.log(`load average: ${loadavg()}`);
   } finally {
     await tollgate.stop();
   }
 });
+
+/** `count` customers of the app, written in one statement; their ids. */
+async function customersFor(databaseUrl, appId, count) {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `insert into customer (id, app_id, email, email_lower, metadata, created_at, updated_at)
+       select 'cus_fresh' || i, $1, 'fresh-' || i || '@example.com', 'fresh-' || i || '@example.com', '{}', now(), now()
+         from generate_series(1, $2::int) i
+       returning id`,
+      [appId, count],
+    );
+    return rows.map((r) => r.id);
+  } finally {
+    await client.end();
+  }
+}
 
 /** A session token for the customer, written as the login flow writes one (only its hash is kept). */
 async function sessionFor(databaseUrl, appId, customerId) {

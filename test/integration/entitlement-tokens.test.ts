@@ -140,6 +140,37 @@ describe('POST /v1/apps/:appId/auth/entitlement-token', () => {
     ).rejects.toThrow('must be at least 30 seconds');
   });
 
+  it('answers a repeat with the same claims within a tenth of the lifetime with the token it signed', async () => {
+    const { appId, apiKey, fx } = await newApp({ entitlementTokenTtlSeconds: 100 });
+    const customerId = await fx.customer();
+    const otherCustomerId = await fx.customer();
+    const start = clock.now().getTime();
+    const first = await issue(appId, apiKey, { customerId });
+    expect(first.status).toBe(200);
+    try {
+      clock.set(new Date(start + 9_999));
+      const repeat = await issue(appId, apiKey, { customerId });
+      expect(repeat.status).toBe(200);
+      expect(repeat.body).toEqual(first.body);
+      // Other claims (another subject) are signed for themselves.
+      const other = await remoteVerifier(appId).verify(
+        await tokenOf(appId, apiKey, { customerId: otherCustomerId }),
+        new Date(start + 9_999),
+      );
+      expect(other.sub).toBe(otherCustomerId);
+
+      clock.set(new Date(start + 10_000));
+      const fresh = await issue(appId, apiKey, { customerId });
+      expect(fresh.status).toBe(200);
+      expect(fresh.body.token).not.toBe(first.body.token);
+      const payload = await remoteVerifier(appId).verify(fresh.body.token, new Date(start + 10_000));
+      expect(payload.iat).toBe(Math.floor((start + 10_000) / 1000));
+      expect(new Date(fresh.body.expiresAt).getTime()).toBe((payload.iat! + 100) * 1000);
+    } finally {
+      clock.set(new Date(start));
+    }
+  });
+
   it("answers 404 to another app's API key and 401 to another app's session", async () => {
     const a = await newApp();
     const b = await newApp();

@@ -70,6 +70,20 @@ function keyView(row: KeyRow): SigningKeyView {
  */
 const SIGNING_KEYS_TTL_MS = 1000;
 
+/**
+ * How long a signed token is handed out again to a request that would get exactly the same claims
+ * from the same key: a tenth of the token lifetime, at most 30 s. The repeat gets the first token, with
+ * its own `iat` and `exp`, so it holds at least nine tenths of a fresh token's lifetime and the offline
+ * worst case (a change visible at most one lifetime later) is unchanged; any change of plan, features,
+ * `ev`, organization, role, key or lifetime makes the claims differ and a new token is signed.
+ */
+export function reuseWindowMs(ttlSeconds: number): number {
+  return Math.min(ttlSeconds * 100, 30_000);
+}
+
+/** How many signed tokens an instance keeps for reuse (the oldest goes first). */
+const REUSABLE_TOKENS = 5000;
+
 /** The app's keys that are published at `now`: not revoked and not yet retired. */
 const LIVE_KEYS = `
   select id, algorithm, public_jwk, private_key_sealed, created_at, signs_from, retire_at, revoked_at
@@ -89,6 +103,8 @@ export class EntitlementTokensService {
   readonly #signing = new Map<string, { until: number; rows: KeyRow[]; ttlSeconds: number }>();
   /** Moves whenever key rows change here, so a read begun before a change is not kept after it. */
   #keysChanged = 0;
+  /** Tokens signed lately, by key, lifetime and claims (see reuseWindowMs). */
+  readonly #signed = new Map<string, { token: string; iat: number; exp: number; reuseUntil: number }>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -132,6 +148,14 @@ export class EntitlementTokensService {
     }
     const subject =
       caller.kind === 'session' ? caller.customerId : (context.customerId ?? context.organizationId);
+    // Signing is most of an issuance's cost; a repeat with the same claims (a page render, another tab)
+    // within the reuse window gets the token already signed.
+    const reuseKey = `${key.id}\n${ttlSeconds}\n${subject}\n${JSON.stringify(claims)}`;
+    const signed = this.#signed.get(reuseKey);
+    const at = now.getTime();
+    if (signed && at < signed.reuseUntil && at >= signed.iat * 1000) {
+      return { token: signed.token, expiresAt: new Date(signed.exp * 1000), ev };
+    }
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: key.algorithm, kid: key.id, typ: 'JWT' })
       .setIssuer(`${this.publicBaseUrl}/v1/apps/${appId}`)
@@ -140,6 +164,9 @@ export class EntitlementTokensService {
       .setIssuedAt(iat)
       .setExpirationTime(exp)
       .sign(await this.#privateKey(key));
+    this.#signed.delete(reuseKey);
+    if (this.#signed.size >= REUSABLE_TOKENS) this.#signed.delete(this.#signed.keys().next().value!);
+    this.#signed.set(reuseKey, { token, iat, exp, reuseUntil: at + reuseWindowMs(ttlSeconds) });
     return { token, expiresAt: new Date(exp * 1000), ev };
   }
 
