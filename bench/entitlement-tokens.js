@@ -181,7 +181,8 @@ await withScratchDatabase('tollgate_bench_etk', async (databaseUrl) => {
         ],
       });
       const non200 = result.requests.total - (result['2xx'] ?? 0);
-      if (non200 > 0 || result.errors > 0) throw new Error(`fresh issuance: ${non200} not 200, ${result.errors} errors`);
+      if (non200 > 0 || result.errors > 0)
+        throw new Error(`fresh issuance: ${non200} not 200, ${result.errors} errors`);
       signing.push({
         rps: result.requests.average,
         cpuUs: ((tollgate.cpu() - cpuBefore) * 1000) / Math.max(1, result.requests.total),

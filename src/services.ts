@@ -23,6 +23,7 @@ import { CustomerErasureService } from './modules/erasure/customer-erasure.servi
 import { WebhookPayloadEraser } from './modules/erasure/webhook-payload-eraser.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { InvoicesService } from './modules/invoices/invoices.service.js';
+import { BalanceCache } from './modules/metering/balance-cache.js';
 import { BalanceReader } from './modules/metering/balance-reader.js';
 import { MeteringService } from './modules/metering/metering.service.js';
 import { MeteringEraser } from './modules/metering/metering-eraser.js';
@@ -135,7 +136,12 @@ export function createServices(deps: Deps): Services {
     metrics?.feed,
   );
   const pool = () => connectionPool(deps.orm);
-  const balances = new BalanceReader(deps.orm, deps.clock, pool);
+  const balances = new BalanceReader(
+    deps.orm,
+    deps.clock,
+    pool,
+    new BalanceCache(changes, pool, deps.logger, metrics?.cache('balances')),
+  );
   const overageReporter = new OverageReporter({
     orm: deps.orm,
     payments: deps.payments,

@@ -5,6 +5,7 @@ import type { SessionPrincipal } from '../../core/principal.js';
 import { withPooledClient } from '../../infra/prepared-statement.js';
 import { type MeteredFeature, periodAt } from '../plans/metered-feature.js';
 import type { BillingContext } from '../subscriptions/billing-context.js';
+import type { BalanceCache } from './balance-cache.js';
 import { type Balance, ledger, type Meter, type Subject } from './ledger.js';
 
 /** A context's metered plan features, as the entitlement cache keeps them. */
@@ -44,12 +45,14 @@ export class BalanceReader {
     private readonly clock: Clock,
     /** The `pg` pool under the ORM: a read outside a transaction runs its prepared statements there. */
     private readonly pool: () => Promise<pg.Pool>,
+    /** Where reads outside a transaction are kept (none: each reads the database). */
+    private readonly cache?: BalanceCache,
   ) {}
 
   #pool: Promise<pg.Pool> | undefined;
 
   /** Every metered feature's balance, in the plan's order. */
-  async all(context: BillingContext, plan: MeteredPlan): Promise<Balance[]> {
+  async all(context: BillingContext, plan: MeteredPlan): Promise<readonly Balance[]> {
     const now = this.clock.now();
     const meters = Object.keys(plan.metered).map((f) => meterOf(plan, f, now)!);
     return this.#read(subjectOf(context), meters, now);
@@ -64,10 +67,35 @@ export class BalanceReader {
     return balance!;
   }
 
-  /** Inside a transaction the ORM's connection (it may read the caller's own writes), else the pool's. */
-  async #read(subject: Subject, meters: readonly Meter[], now: Date): Promise<Balance[]> {
+  /**
+   * Inside a transaction the ORM's connection (it may read the caller's own writes), else the cache,
+   * which reads on the pool's.
+   */
+  async #read(subject: Subject, meters: readonly Meter[], now: Date): Promise<readonly Balance[]> {
     if (this.orm.em.isInTransaction()) return ledger.balances(this.orm.em, subject, meters, now);
-    this.#pool ??= this.pool();
-    return withPooledClient(await this.#pool, (client) => ledger.balances(client, subject, meters, now));
+    const read = async () => {
+      this.#pool ??= this.pool();
+      return withPooledClient(await this.#pool, (client) =>
+        ledger.balancesUntil(client, subject, meters, now),
+      );
+    };
+    if (!this.cache) return (await read()).balances;
+    return this.cache.get(subject.subjectId, cacheKey(subject, meters), now.getTime(), read);
   }
+
+  /** A committed consumption or refund of the subject (see BalanceCache.changed). */
+  changed(subjectId: string): Promise<void> {
+    return this.cache?.changed(subjectId) ?? Promise.resolve();
+  }
+}
+
+/** What a balance read depends on besides the subject's buckets: each meter's feature, definition and period. */
+function cacheKey(subject: Subject, meters: readonly Meter[]): string {
+  let key = subject.subjectId;
+  for (const { feature, definition, period } of meters) {
+    key += `\n${feature} ${definition.limit} ${definition.rollover?.max ?? '-'} ${period.end.getTime()} ${
+      period.previous?.end.getTime() ?? '-'
+    }`;
+  }
+  return key;
 }

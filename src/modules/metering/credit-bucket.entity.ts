@@ -1,6 +1,15 @@
 import { BigIntType, type Opt } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import {
+  Entity,
+  Index,
+  ManyToOne,
+  PrimaryKey,
+  Property,
+  Trigger,
+  Unique,
+} from '@mikro-orm/decorators/legacy';
 import { App } from '../apps/app.entity.js';
+import { BALANCE_TRIGGERS } from './balance-notices.js';
 
 /** What a bucket holds: a period's plan allowance, the allowance rolled over from the period before, or a grant. */
 export type BucketKind = 'allowance' | 'rollover' | 'grant';
@@ -18,6 +27,10 @@ export type BucketKind = 'allowance' | 'rollover' | 'grant';
 @Unique({ properties: ['subjectId', 'feature', 'kind', 'periodEnd'] })
 @Index({ properties: ['customerId'] })
 @Index({ properties: ['organizationId'] })
+// Grants, voids and deletions reach every instance's balance cache when they commit.
+@Trigger(BALANCE_TRIGGERS.insert)
+@Trigger(BALANCE_TRIGGERS.delete)
+@Trigger(BALANCE_TRIGGERS.update)
 export class CreditBucket {
   @PrimaryKey({ type: 'text' })
   id!: string;

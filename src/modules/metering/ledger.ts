@@ -71,6 +71,7 @@ interface BucketRow {
   readonly overage: string;
   /** Epoch milliseconds (timestamps are read as numbers: the driver hands back text). */
   readonly period_end: number | null;
+  readonly expires_at: number | null;
 }
 
 interface GrantRow {
@@ -90,7 +91,8 @@ interface GrantRow {
 /** A timestamp column as epoch milliseconds. */
 const ms = (column: string, as: string) => `(extract(epoch from ${column}) * 1000)::float8 as ${as}`;
 
-const BUCKET_COLUMNS = `b.id, b.feature, b.kind, b.amount, b.spent, b.used, b.overage, ${ms('b.period_end', 'period_end')}`;
+const BUCKET_COLUMNS = `b.id, b.feature, b.kind, b.amount, b.spent, b.used, b.overage, ${ms('b.period_end', 'period_end')},
+  ${ms('b.expires_at', 'expires_at')}`;
 
 /** A grant that still pays: not voided, not expired. */
 const ACTIVE_GRANT = `b.kind = 'grant' and b.voided_at is null and (b.expires_at is null or b.expires_at > ?)`;
@@ -236,6 +238,41 @@ function rollsOver(meter: Meter): boolean {
   return meter.definition.rollover !== undefined && meter.period.previous !== null;
 }
 
+async function readBalances(
+  db: Db,
+  subject: Subject,
+  meters: readonly Meter[],
+  now: Date,
+): Promise<{ balances: Balance[]; expiresAt: number | null }> {
+  if (meters.length === 0) return { balances: [], expiresAt: null };
+  const rows = await exec<BucketRow>(db, READ_BUCKETS, [
+    subject.subjectId,
+    JSON.stringify(meters.map((m) => m.feature)),
+    now,
+    JSON.stringify(periodKeys(meters)),
+  ]);
+  const balances: Balance[] = [];
+  for (const meter of meters) {
+    const key = meter.period.end.getTime();
+    // A period no consumption has touched yet starts with the rollover its first consumption will create.
+    const touched = rows.some(
+      (r) => r.feature === meter.feature && r.kind === 'allowance' && r.period_end === key,
+    );
+    let carried = 0;
+    if (rollsOver(meter) && !touched) {
+      const [row] = await exec<{ carried: string }>(db, READ_CARRIED, carriedParams(subject, meter));
+      carried = Number(row?.carried ?? 0);
+    }
+    balances.push(balanceOf(meter, rows, carried));
+  }
+  let expiresAt: number | null = null;
+  for (const row of rows) {
+    if (row.expires_at !== null && (expiresAt === null || row.expires_at < expiresAt))
+      expiresAt = row.expires_at;
+  }
+  return { balances, expiresAt };
+}
+
 /** The result of one consumption: recorded (with its usage id), or refused with nothing changed. */
 export type Consumption =
   | {
@@ -255,29 +292,14 @@ export type Consumption =
 export const ledger = {
   /** The live balances of `meters` (no locks, nothing written: a period no one touched reads as fresh). */
   async balances(db: Db, subject: Subject, meters: readonly Meter[], now: Date): Promise<Balance[]> {
-    if (meters.length === 0) return [];
-    const rows = await exec<BucketRow>(db, READ_BUCKETS, [
-      subject.subjectId,
-      JSON.stringify(meters.map((m) => m.feature)),
-      now,
-      JSON.stringify(periodKeys(meters)),
-    ]);
-    const balances: Balance[] = [];
-    for (const meter of meters) {
-      const key = meter.period.end.getTime();
-      // A period no consumption has touched yet starts with the rollover its first consumption will create.
-      const touched = rows.some(
-        (r) => r.feature === meter.feature && r.kind === 'allowance' && r.period_end === key,
-      );
-      let carried = 0;
-      if (rollsOver(meter) && !touched) {
-        const [row] = await exec<{ carried: string }>(db, READ_CARRIED, carriedParams(subject, meter));
-        carried = Number(row?.carried ?? 0);
-      }
-      balances.push(balanceOf(meter, rows, carried));
-    }
-    return balances;
+    return (await readBalances(db, subject, meters, now)).balances;
   },
+
+  /**
+   * The same, with the first time (epoch milliseconds) a bucket they count expires: until then, and
+   * while no bucket of the subject changes, they stay what they are (null: no bucket expires).
+   */
+  balancesUntil: readBalances,
 
   /**
    * Takes `amount` from the subject's buckets in burn-down order and records the usage, or takes nothing

@@ -80,7 +80,7 @@ export class MeteringService {
     // there and is made again below, in the ORM's transaction, so its `usage.limit_reached` event commits
     // with it (at most once a period per subject and feature, unless refunds or grants refill the balance).
     const fast = await this.#consumeOnPool(subject, meter, amount, metadata, now);
-    if (fast.allowed !== 'reaches_zero') return this.#reported(fast, meter.feature, amount);
+    if (fast.allowed !== 'reaches_zero') return this.#reported(fast, subject, meter.feature, amount);
     const consumed = await this.orm.em.transactional(async (em) => {
       const consumed = await ledger.consume(em, subject, meter, amount, metadata, now);
       // The first consumption that brings the balance to 0 (with overage, one may go past it).
@@ -95,16 +95,23 @@ export class MeteringService {
       }
       return consumed;
     });
-    return this.#reported(consumed, feature, amount);
+    return this.#reported(consumed, subject, feature, amount);
   }
 
-  /** The answer to a committed consumption; its overage, if any, is announced to the reporter first. */
+  /**
+   * The answer to a committed consumption. Its overage, if any, is announced to the reporter first, and
+   * the changed balance to every instance's balance cache.
+   */
   async #reported(
     consumed: Consumption | { readonly allowed: 'reaches_zero' },
+    subject: Subject,
     feature: string,
     amount: number,
   ): Promise<UsageResult> {
-    if (consumed.allowed === true && consumed.overage > 0) await this.overage.announce(consumed.usageId);
+    if (consumed.allowed === true) {
+      if (consumed.overage > 0) await this.overage.announce(consumed.usageId);
+      await this.balances.changed(subject.subjectId);
+    }
     return resultOf(consumed, feature, amount);
   }
 
@@ -130,6 +137,7 @@ export class MeteringService {
     const refunded = await this.orm.em.transactional((em) => ledger.refund(em, caller.appId, id, now));
     if (refunded.result === 'missing') throw new NotFoundError('Usage', id);
     if (refunded.result === 'refunded') throw new ConflictError(`Usage ${id} has already been refunded`);
+    await this.balances.changed(refunded.subjectId);
     // A refunded overage is not billed: its meter event is cancelled (or never counted).
     if (refunded.overage > 0) await this.overage.announce(id);
     const context = await this.#contextOfSubject(caller.appId, refunded.subjectId);
@@ -234,7 +242,7 @@ export class MeteringService {
   }
 
   /** `GET /v1/balances`: every metered feature's live balance in the context. */
-  async getBalances(principal: Principal, query: unknown, scope?: AppScope): Promise<Balance[]> {
+  async getBalances(principal: Principal, query: unknown, scope?: AppScope): Promise<readonly Balance[]> {
     const context = await billingContextOf(this.orm, await actingOnApp(this.orm.em, principal, scope), query);
     return this.balances.all(context, await this.entitlements.resolveState(context));
   }
