@@ -171,6 +171,27 @@ export class ChangeFeed {
     return this.#barrier();
   }
 
+  /**
+   * Sends notices on the listening connection (a statement that is its own transaction, so its NOTIFY
+   * waits for no WAL flush), sparing a pooled connection; false when not listening, and the caller
+   * sends them another way.
+   */
+  async notify(channel: string, payloads: readonly string[]): Promise<boolean> {
+    const client = this.#client;
+    if (!client || !this.#ready) return false;
+    try {
+      await client.query({
+        name: 'tollgate_notify',
+        text: 'select pg_notify($1, payload) from unnest($2::text[]) as payload',
+        values: [channel, payloads],
+      });
+      return true;
+    } catch {
+      this.#lost(client, 'notify failed');
+      return false;
+    }
+  }
+
   /** Stops listening; later reads go to the database. */
   async close(): Promise<void> {
     this.#closed = true;

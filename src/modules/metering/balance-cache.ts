@@ -150,6 +150,7 @@ export class BalanceCache {
     }
     payloads.push(payload);
     try {
+      if (await this.feed.notify(BALANCES_CHANNEL, payloads)) return;
       await withPooledClient(await this.pool(), (client) =>
         client.query({ name: 'tollgate_balance_notices', text: SEND_NOTICES, values: [payloads] }),
       );
