@@ -20,6 +20,23 @@ export const READ_CUSTOMER = new PreparedStatement<CustomerRow & { key_ok: boole
      left join customer as c on k.ok and c.id = ? and c.app_id = ?`,
 );
 
+/** The app's customers as its kept count has them (customer_count, one row per counter shard). */
+export const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
+
+/**
+ * The app's total and a page of its newest customers (`limit`, `offset`), newest first; one row with a
+ * null customer when the page is empty.
+ */
+export const NEWEST_CUSTOMERS = new PreparedStatement<CustomerRow & { total: string }>(
+  'tollgate_newest_customers',
+  `select t.total, c.*
+     from (select ${COUNT_SQL} as total) as t
+     left join (select id, created_at from customer where app_id = ?
+                 order by created_at desc, id desc limit ? offset ?) as p on true
+     left join customer as c on c.id = p.id
+    order by p.created_at desc, p.id desc`,
+);
+
 /**
  * `key_ok`, and when it holds: the new customer's row, its audit event when an audited actor makes it
  * (`audit_id` not null, as the audit trail would append it on a flush), and its `customer.created` event

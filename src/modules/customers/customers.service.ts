@@ -23,7 +23,13 @@ import { Customer } from './customer.entity.js';
 import { type CustomerJson, presentCustomer } from './customer.presenter.js';
 import { CustomerListCache, type ListAnchor, type ListSnapshot } from './customer-list-cache.js';
 import { CUSTOMER_ROWS_CHANNEL } from './customer-rows-notice.js';
-import { CREATE_CUSTOMER, type CustomerRow, READ_CUSTOMER } from './customer-statements.js';
+import {
+  COUNT_SQL,
+  CREATE_CUSTOMER,
+  type CustomerRow,
+  NEWEST_CUSTOMERS,
+  READ_CUSTOMER,
+} from './customer-statements.js';
 import {
   assertMetadataLimits,
   createCustomerSchema,
@@ -62,7 +68,6 @@ const SHORT_LIST = 100;
 const ORDERED_WALK = 100_000;
 
 /** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
-const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
 
 /**
  * The app's write versions, one per counter shard, printed `shard:version,…` in shard order: a shard's
@@ -521,18 +526,10 @@ export class CustomersService {
    * end then joined to their rows.
    */
   private async listNewest(appId: string, limit: number, offset: number): Promise<Page<Customer>> {
-    const rows = await this.em.execute<(Record<string, unknown> & { total: string })[]>(
-      `select t.total, c.*
-         from (select ${COUNT_SQL} as total) as t
-         left join (select id, created_at from customer where app_id = ?
-                     order by created_at desc, id desc limit ? offset ?) as p on true
-         left join customer as c on c.id = p.id
-        order by p.created_at desc, p.id desc`,
-      [appId, appId, limit, offset],
-    );
+    const rows = await NEWEST_CUSTOMERS.run(this.em, [appId, appId, limit, offset]);
     const data = rows
       .filter((row) => row.id !== null)
-      .map(({ total: _, ...row }) => this.em.map(Customer, row as EntityDictionary<Customer>));
+      .map(({ total: _, ...row }) => this.em.map(Customer, row));
     return { data, total: Number(rows[0]?.total ?? 0), limit, offset };
   }
 
