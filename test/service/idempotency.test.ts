@@ -107,6 +107,16 @@ describe('IdempotencyService', () => {
         ),
       );
     expect(await count()).toEqual([{ n: '1' }]);
+    // Expired by this instance's clock but not by the database's: the purge keeps it (a clock running
+    // ahead, like this one, deletes nothing the other instances still replay).
+    await service.purgeExpired();
+    expect(await count()).toEqual([{ n: '1' }]);
+    await core.run(() =>
+      core.deps.orm.em.execute(
+        `update idempotency_record set expires_at = now() - interval '1 second' where credential_id = ?`,
+        [who.credentialId],
+      ),
+    );
     expect(await service.purgeExpired()).toBeGreaterThanOrEqual(1);
     expect(await count()).toEqual([{ n: '0' }]);
     // Expired but not yet purged: taken over as new.

@@ -297,11 +297,16 @@ export class IdempotencyService {
     await this.purgeExpired();
   }
 
-  /** Deletes up to one batch of expired records; returns how many went. */
+  /**
+   * Deletes up to one batch of expired records; returns how many went. Expired by this instance's clock
+   * and by the database's: an instance whose clock runs ahead deletes no answer that the others (and the
+   * database) still hold valid.
+   */
   async purgeExpired(): Promise<number> {
     const rows = await this.connection.execute<unknown[]>(
       `delete from idempotency_record
-        where ctid = any(array(select ctid from idempotency_record where expires_at <= ? limit ${PURGE_BATCH}))
+        where ctid = any(array(select ctid from idempotency_record where expires_at <= least(?, now())
+                                limit ${PURGE_BATCH}))
        returning 1`,
       [this.clock.now()],
     );
