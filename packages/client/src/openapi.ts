@@ -416,7 +416,9 @@ export interface paths {
          *     the feature's value is `true`, a number above 0 or a non-empty string; an unknown feature gives
          *     `allowed: false, value: null`. Same context rules as `GET /v1/entitlements`. For a metered
          *     feature `value` is its limit, `allowed` is `remaining ≥ amount` (always true for a feature with
-         *     overage, whose consumption past the balance is billed) and `balance` is the live balance.
+         *     overage, whose consumption past the balance is billed) and `balance` is the live balance: it
+         *     reflects every consumption, refund, grant and void answered before the check began, on any
+         *     instance (an instance may answer it from memory).
          */
         get: operations["checkEntitlement"];
         put?: never;
@@ -726,7 +728,9 @@ export interface paths {
          *     context, `plan` (`{id, name}` or null), `ent` (the features), `ev` (the entitlement version,
          *     also in the `Tollgate-Entitlements-Version` header), `iat`, `exp` (the app's
          *     `entitlementTokenTtlSeconds`, default 300). A session token uses its own context and sends no
-         *     body (or `{}`); an API key names exactly one of `customerId`, `organizationId`.
+         *     body (or `{}`); an API key names exactly one of `customerId`, `organizationId`. A request whose
+         *     claims and signing key equal those of a token the instance signed within the last tenth of the
+         *     lifetime (at most 30 s) gets that token again, with its own `iat` and `expiresAt`.
          */
         post: operations["issueEntitlementToken"];
         delete?: never;
