@@ -200,6 +200,28 @@ describe('burn-down, grants, expiry, void and refunds', () => {
     expect(remaining).toEqual({ [urgent.id]: 0, [expiring.id]: 0, [late.id]: 5, [neverFirst.id]: 10 });
   });
 
+  it('stops counting a grant in a check answered from memory once the grant expires', async () => {
+    const { apiKey, customerId } = await setup({ calls: { limit: 10, reset: 'month' } });
+    await grant(apiKey, {
+      customerId,
+      feature: 'calls',
+      amount: 5,
+      expiresAt: new Date(START.getTime() + DAY).toISOString(),
+    });
+    const check = async () => {
+      const res = await server.http
+        .get(`/v1/entitlements/check/calls?customerId=${customerId}`)
+        .set(bearer(apiKey));
+      expect(res.status).toBe(200);
+      return res.body.balance;
+    };
+    // The second check is answered from the instance's memory; the grant's expiry ends that.
+    expect(await check()).toMatchObject({ granted: 5, remaining: 15 });
+    expect(await check()).toMatchObject({ granted: 5, remaining: 15 });
+    clock.set(new Date(START.getTime() + DAY));
+    expect(await check()).toMatchObject({ granted: 0, remaining: 10 });
+  });
+
   it('stops counting an expired grant, and a voided grant loses its unspent part (once)', async () => {
     const { apiKey, customerId } = await setup({ calls: { limit: 10, reset: 'month' } });
     await grant(apiKey, {
