@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { CacheObserver, FeedObserver } from '../telemetry/metrics.js';
+import { CoalescedRuns } from './coalesced-runs.js';
 import type { Logger } from './logger.js';
 import { noteBarrier } from './round-trips.js';
 
@@ -85,8 +86,8 @@ export class ChangeFeed {
   #closed = false;
   #retryAt = 0;
   #version = 0;
-  #inFlight: Promise<boolean> | undefined;
-  #queued: Promise<boolean> | undefined;
+  /** Barriers: one round trip at a time, shared by every caller that arrived before it was sent. */
+  readonly #roundTrips = new CoalescedRuns(() => this.#roundTrip());
   /** Whether the last attempt to listen failed, so an outage is logged once, not at every retry. */
   #down = false;
 
@@ -168,7 +169,7 @@ export class ChangeFeed {
 
   async #sync(): Promise<boolean> {
     if (!this.#ready && !(await this.#connect())) return false;
-    return this.#barrier();
+    return this.#roundTrips.next();
   }
 
   /**
@@ -201,24 +202,6 @@ export class ChangeFeed {
     this.#ready = false;
     this.#reset();
     await client?.end().catch(() => undefined);
-  }
-
-  /**
-   * A caller arriving while a round trip is in flight cannot rely on it (it was sent before the
-   * caller's moment), so it waits for the next one, which every such caller shares.
-   */
-  #barrier(): Promise<boolean> {
-    if (!this.#inFlight) {
-      this.#inFlight = this.#roundTrip().finally(() => {
-        this.#inFlight = undefined;
-      });
-      return this.#inFlight;
-    }
-    this.#queued ??= this.#inFlight.then(() => {
-      this.#queued = undefined;
-      return this.#barrier();
-    });
-    return this.#queued;
   }
 
   async #roundTrip(): Promise<boolean> {

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { ChangeFeed } from '../../infra/change-feed.js';
+import { CoalescedRuns } from '../../infra/coalesced-runs.js';
 import type { Logger } from '../../infra/logger.js';
 import { withPooledClient } from '../../infra/prepared-statement.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
@@ -46,8 +47,11 @@ export class BalanceCache {
   #floor = 0;
   #notices = 0;
   #pending = new Set<string>();
-  #sending: Promise<void> | undefined;
-  #next: Promise<void> | undefined;
+  /**
+   * One statement in flight at a time: what arrives meanwhile goes in the next, so under load one
+   * statement carries the notices of many consumptions.
+   */
+  readonly #sends = new CoalescedRuns(() => this.#send());
 
   constructor(
     private readonly feed: ChangeFeed,
@@ -105,25 +109,7 @@ export class BalanceCache {
   changed(subjectId: string): Promise<void> {
     this.#drop(subjectId);
     this.#pending.add(subjectId);
-    return this.#flush();
-  }
-
-  /**
-   * One statement in flight at a time: what arrives meanwhile goes in the next, so under load one
-   * statement carries the notices of many consumptions.
-   */
-  #flush(): Promise<void> {
-    if (!this.#sending) {
-      this.#sending = this.#send().finally(() => {
-        this.#sending = undefined;
-      });
-      return this.#sending;
-    }
-    this.#next ??= this.#sending.then(() => {
-      this.#next = undefined;
-      return this.#flush();
-    });
-    return this.#next;
+    return this.#sends.next();
   }
 
   #reset(): void {
