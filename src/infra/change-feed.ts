@@ -15,6 +15,9 @@ export const CHANGES_CHANNEL = 'tollgate_changes';
 
 const RECONNECT_DELAY_MS = 1_000;
 
+/** Sends each of `$2` (text[]) as a notice on the channel `$1`, in one statement of its own. */
+export const SEND_NOTICES_SQL = 'select pg_notify($1, payload) from unnest($2::text[]) as payload';
+
 export interface ChangeFeedTimeouts {
   /**
    * The longest a reader waits for `synced()`. Past it the reader reads the database, and a round trip
@@ -183,7 +186,7 @@ export class ChangeFeed {
     try {
       await client.query({
         name: 'tollgate_notify',
-        text: 'select pg_notify($1, payload) from unnest($2::text[]) as payload',
+        text: SEND_NOTICES_SQL,
         values: [channel, payloads],
       });
       return true;

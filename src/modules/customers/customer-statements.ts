@@ -20,7 +20,7 @@ export const READ_CUSTOMER = new PreparedStatement<CustomerRow & { key_ok: boole
      left join customer as c on k.ok and c.id = ? and c.app_id = ?`,
 );
 
-/** The app's customers as its kept count has them (customer_count, one row per counter shard). */
+/** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
 export const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
 
 /**

@@ -67,8 +67,6 @@ const SHORT_LIST = 100;
  */
 const ORDERED_WALK = 100_000;
 
-/** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
-
 /**
  * The app's write versions, one per counter shard, printed `shard:version,…` in shard order: a shard's
  * version never decreases and moves with every statement that can change a list, so two snapshots

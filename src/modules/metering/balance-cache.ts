@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ChangeFeed } from '../../infra/change-feed.js';
+import { type ChangeFeed, SEND_NOTICES_SQL } from '../../infra/change-feed.js';
 import { CoalescedRuns } from '../../infra/coalesced-runs.js';
 import type { Logger } from '../../infra/logger.js';
 import { withPooledClient } from '../../infra/prepared-statement.js';
@@ -19,8 +19,6 @@ const MAX_ENTRIES = 10_000;
 
 /** A notice's payload stays under PostgreSQL's 8 000 bytes. */
 const MAX_NOTICE_BYTES = 7_000;
-
-const SEND_NOTICES = `select pg_notify('${BALANCES_CHANNEL}', payload) from unnest($1::text[]) as payload`;
 
 interface Entry {
   readonly subjectId: string;
@@ -138,7 +136,11 @@ export class BalanceCache {
     try {
       if (await this.feed.notify(BALANCES_CHANNEL, payloads)) return;
       await withPooledClient(await this.pool(), (client) =>
-        client.query({ name: 'tollgate_balance_notices', text: SEND_NOTICES, values: [payloads] }),
+        client.query({
+          name: 'tollgate_notify',
+          text: SEND_NOTICES_SQL,
+          values: [BALANCES_CHANNEL, payloads],
+        }),
       );
     } catch (error) {
       this.logger.warn(
