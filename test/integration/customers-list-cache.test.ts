@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { connect, migrate } from '../../src/db.js';
 import { createScratchDatabase, dropDatabase } from '../../src/infra/database-admin.js';
+import { insertCustomersWithSql, type ListQuery, listPage, plainPage } from '../helpers/customer-lists.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -32,39 +33,8 @@ afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
 
-interface Listed {
-  readonly total: number;
-  readonly ids: string[];
-}
-
-async function list(
-  server: TestServer,
-  apiKey: string,
-  query: { email?: string; offset?: number; limit?: number },
-): Promise<Listed> {
-  const res = await server.http
-    .get('/v1/customers')
-    .query({ limit: 20, ...query })
-    .set('authorization', `Bearer ${apiKey}`);
-  expect(res.status).toBe(200);
-  return { total: res.body.pagination.total, ids: res.body.data.map((c: { id: string }) => c.id) };
-}
-
-/** The same page as plain SQL answers it: every match counted, `offset` rows passed newest first. */
-async function plain(
-  appId: string,
-  query: { email?: string; offset?: number; limit?: number },
-): Promise<Listed> {
-  const pattern = query.email === undefined ? '%' : `%${query.email.toLowerCase()}%`;
-  const { rows } = await db.query<{ id: string; total: number }>(
-    `select id, count(*) over ()::int as total from customer where app_id = $1 and email_lower like $2
-      order by created_at desc, id desc`,
-    [appId, pattern],
-  );
-  const offset = query.offset ?? 0;
-  const total = rows.length;
-  return { total, ids: rows.slice(offset, offset + (query.limit ?? 20)).map((r) => r.id) };
-}
+const list = listPage;
+const plain = (appId: string, query: ListQuery) => plainPage(db, appId, query);
 
 async function version(appId: string): Promise<string> {
   const { rows } = await db.query<{ v: string }>(
@@ -74,17 +44,8 @@ async function version(appId: string): Promise<string> {
   return rows[0]!.v;
 }
 
-/** Rows as a bulk import writes them; `tie` rows share each creation time, so the id breaks ties. */
-async function insertWithSql(appId: string, tag: string, count: number, tie = 1): Promise<void> {
-  await db.query(
-    `insert into customer (id, app_id, email, email_lower, created_at, updated_at)
-     select 'cus_' || $2 || lpad(n::text, 6, '0'), $1, e, e,
-            timestamptz '2026-01-01' + (n / $4::int) * interval '1 second', now()
-       from generate_series(1, $3::int) as n,
-            lateral (select $2 || n || case when n % 2 = 0 then '@even.example' else '@odd.example' end as e) as x`,
-    [appId, tag, count, tie],
-  );
-}
+const insertWithSql = (appId: string, tag: string, count: number, tie = 1) =>
+  insertCustomersWithSql(db, appId, tag, count, tie);
 
 /** A row written behind the triggers' back: the count and the version do not see it. */
 async function insertUnseen(appId: string, email: string): Promise<void> {

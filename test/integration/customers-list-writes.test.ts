@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import {
+  insertCustomersWithSql,
+  type Listed,
+  type ListQuery,
+  listPage,
+  plainPage,
+} from '../helpers/customer-lists.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -24,47 +31,14 @@ afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
 
-interface Query {
-  readonly email?: string;
-  readonly offset?: number;
-  readonly limit?: number;
-}
+type Query = ListQuery;
 
-interface Listed {
-  readonly total: number;
-  readonly ids: string[];
-}
+const list = listPage;
+const plain = (appId: string, query: Query) => plainPage(db, appId, query);
 
-async function list(server: TestServer, apiKey: string, query: Query): Promise<Listed> {
-  const res = await server.http
-    .get('/v1/customers')
-    .query({ limit: 20, ...query })
-    .set('authorization', `Bearer ${apiKey}`);
-  expect(res.status).toBe(200);
-  return { total: res.body.pagination.total, ids: res.body.data.map((c: { id: string }) => c.id) };
-}
-
-/** The same page as plain SQL answers it: every match counted, `offset` rows passed newest first. */
-async function plain(appId: string, query: Query): Promise<Listed> {
-  const pattern = query.email === undefined ? '%' : `%${query.email.toLowerCase()}%`;
-  const { rows } = await db.query<{ id: string }>(
-    `select id from customer where app_id = $1 and email_lower like $2 order by created_at desc, id desc`,
-    [appId, pattern],
-  );
-  const offset = query.offset ?? 0;
-  return { total: rows.length, ids: rows.slice(offset, offset + (query.limit ?? 20)).map((r) => r.id) };
-}
-
-/** `count` rows as a bulk import writes them; `tie` rows share each creation time. */
+/** Customers as a bulk import writes them (see insertCustomersWithSql), then fresh statistics. */
 async function insertWithSql(appId: string, tag: string, count: number, tie = 1): Promise<void> {
-  await db.query(
-    `insert into customer (id, app_id, email, email_lower, created_at, updated_at)
-     select 'cus_' || $2 || lpad(n::text, 6, '0'), $1, e, e,
-            timestamptz '2026-01-01' + (n / $4::int) * interval '1 second', now()
-       from generate_series(1, $3::int) as n,
-            lateral (select $2 || n || case when n % 2 = 0 then '@even.example' else '@odd.example' end as e) as x`,
-    [appId, tag, count, tie],
-  );
+  await insertCustomersWithSql(db, appId, tag, count, tie);
   await db.query('analyze customer');
 }
 
