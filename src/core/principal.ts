@@ -29,9 +29,10 @@ export type Principal =
       /**
        * Taken from the instance's cache of keys without waiting for the change feed, for a path that
        * confirms the key in its own statement (see `requireApiKeyConfirmedInStatement`): the key may have
-       * been revoked a moment ago. Every other path refuses such a principal.
+       * been revoked a moment ago. Every other path refuses such a principal. `confirm` resolves the key
+       * as every other path does (after the change feed's barrier): the confirmed principal, or 401.
        */
-      readonly unconfirmed?: true;
+      readonly unconfirmed?: { readonly confirm: () => Promise<Principal> };
     }
   | {
       readonly kind: 'session';
@@ -86,16 +87,16 @@ export function requireApiKey(principal: Principal): ApiKeyPrincipal {
   throw new ForbiddenError('This operation needs an API key');
 }
 
-/**
- * An API key, confirmed or not: for a path whose one statement also checks that the key `apiKeyId` is
- * still unrevoked, and answers 401 when it is not (the change feed's barrier would cost a round trip of
- * its own).
- */
 /** The answer to an API key that is unknown or revoked: the credential check's and a statement's alike. */
 export function revokedApiKey(): UnauthorizedError {
   return new UnauthorizedError('Invalid or revoked API key');
 }
 
+/**
+ * An API key, confirmed or not: for a path whose one statement also checks that the key `apiKeyId` is
+ * still unrevoked, and answers 401 when it is not (the change feed's barrier would cost a round trip of
+ * its own), or that confirms it (`unconfirmed.confirm`) before answering from memory.
+ */
 export function requireApiKeyConfirmedInStatement(principal: Principal): ApiKeyPrincipal {
   if (principal.kind === 'apiKey') return principal;
   return requireApiKey(principal);

@@ -340,6 +340,20 @@ export class FeedCache<V> implements ChangeListener {
       return hit.value;
     }
     this.observer?.('miss');
+    return this.fill(key, load, tags, keep);
+  }
+
+  /**
+   * `load()`'s result, stored under `key` when `keep` says so and it is safe to, without waiting for the
+   * feed: a value loaded while no notice arrived (the version did not move) is as fresh as its read, and
+   * the notice of any later change drops it. For a path that reads the database anyway.
+   */
+  async fill(
+    key: string,
+    load: () => Promise<V>,
+    tags: (value: V) => readonly string[],
+    keep: (value: V) => boolean = () => true,
+  ): Promise<V> {
     const version = this.feed.version;
     const value = await load();
     if (keep(value) && this.feed.listening && version === this.feed.version)

@@ -171,3 +171,81 @@ describe('credential caches across instances', () => {
     expect(other.body.message).toBe('The session token does not belong to this app');
   });
 });
+
+describe('customer reads by id across instances', () => {
+  const readWithKey = (server: TestServer, key: string, customerId: string) =>
+    server.http.get(`/v1/customers/${customerId}`).set('authorization', `Bearer ${key}`);
+
+  it('shows a change made through one instance, or with plain SQL, on the very next read on both', async () => {
+    const { appId, apiKey } = await a.createApp();
+    const customerId = await new Fixtures(a, appId).customer('read-change@example.com');
+    await prime((server) => readWithKey(server, apiKey, customerId));
+
+    const patched = await a.http
+      .patch(`/v1/customers/${customerId}`)
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ name: 'Grace', metadata: { tier: 'gold', nested: { seats: 3 } } });
+    expect(patched.status).toBe(200);
+    for (const server of [b, a, b]) {
+      const res = await readWithKey(server, apiKey, customerId);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(patched.body);
+      expect(res.body).toMatchObject({ name: 'Grace', metadata: { tier: 'gold', nested: { seats: 3 } } });
+    }
+
+    // A later merge of the metadata starts from the stored row, not from what a read remembered.
+    const merged = await b.http
+      .patch(`/v1/customers/${customerId}`)
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ metadata: { nested: null, plan: 'team' } });
+    expect(merged.status).toBe(200);
+    expect(merged.body.metadata).toEqual({ tier: 'gold', plan: 'team' });
+    for (const server of [a, b])
+      expect((await readWithKey(server, apiKey, customerId)).body).toEqual(merged.body);
+
+    await sql(`update customer set name = 'Ada' where id = ?`, [customerId]);
+    for (const server of [b, a])
+      expect((await readWithKey(server, apiKey, customerId)).body.name).toBe('Ada');
+
+    await sql('delete from customer where id = ?', [customerId]);
+    for (const server of [b, a]) {
+      const res = await readWithKey(server, apiKey, customerId);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({
+        statusCode: 404,
+        message: `Customer ${customerId} not found`,
+        error: 'Not Found',
+      });
+    }
+  });
+
+  it('refuses a key revoked after it read a customer, on the very next read on both', async () => {
+    const { appId, apiKey } = await a.createApp();
+    const customerId = await new Fixtures(a, appId).customer();
+    await prime((server) => readWithKey(server, apiKey, customerId));
+    await sql('update api_key set revoked_at = now() where app_id = ?', [appId]);
+    for (const server of [b, a]) {
+      const res = await readWithKey(server, apiKey, customerId);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({
+        statusCode: 401,
+        message: 'Invalid or revoked API key',
+        error: 'Unauthorized',
+      });
+    }
+  });
+
+  it('answers 404 to another app’s key for a customer both instances remember', async () => {
+    const { appId, apiKey } = await a.createApp();
+    const other = await a.createApp();
+    const customerId = await new Fixtures(a, appId).customer();
+    await prime((server) => readWithKey(server, apiKey, customerId));
+    const theirs = await new Fixtures(a, other.appId).customer();
+    await prime((server) => readWithKey(server, other.apiKey, theirs));
+    for (const server of [b, a]) {
+      const res = await readWithKey(server, other.apiKey, customerId);
+      expect(res.status).toBe(404);
+      expect(res.body.message).toBe(`Customer ${customerId} not found`);
+    }
+  });
+});

@@ -65,7 +65,8 @@ export class CredentialsService {
   /**
    * `keyConfirmedInStatement`: the request's path checks an API key in its own statement (see
    * `requireApiKeyConfirmedInStatement`), so a key this instance has cached is taken at once, marked
-   * `unconfirmed`, without waiting for the change feed.
+   * `unconfirmed`, without waiting for the change feed (its `confirm` waits for it, for a path that
+   * answers from memory after all).
    */
   async resolve(
     authorization: string | undefined,
@@ -90,8 +91,14 @@ export class CredentialsService {
     const cached = confirmedInStatement ? this.#apiKeys.peek(hash) : undefined;
     if (cached) {
       this.touchApiKey(cached.id);
-      return { kind: 'apiKey', appId: cached.app_id, apiKeyId: cached.id, unconfirmed: true };
+      const confirm = () => this.#apiKeyOf(hash);
+      return { kind: 'apiKey', appId: cached.app_id, apiKeyId: cached.id, unconfirmed: { confirm } };
     }
+    return this.#apiKeyOf(hash);
+  }
+
+  /** The key whose hash is `hash`, confirmed after the change feed's barrier; 401 when unknown or revoked. */
+  async #apiKeyOf(hash: string): Promise<Principal> {
     const row = await this.#apiKeys.get(
       hash,
       () => this.loadApiKey(hash),

@@ -18,8 +18,7 @@ export function customersRouter(customers: CustomersService): Router {
   });
 
   router.get('/customers/:id', async (req, res) => {
-    const customer = await customers.getCustomer(req.principal, req.params.id);
-    res.json(presentCustomer(customer));
+    res.json(await customers.presentCustomerById(req.principal, req.params.id));
   });
 
   router.patch('/customers/:id', async (req, res) => {

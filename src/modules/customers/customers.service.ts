@@ -15,7 +15,7 @@ import {
 } from '../../core/principal.js';
 import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
-import type { ChangeFeed } from '../../infra/change-feed.js';
+import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import { auditEventColumns } from '../audit/audit-record.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
@@ -157,6 +157,28 @@ function keyToConfirm(principal: Principal): string | null {
   return principal.kind === 'apiKey' ? principal.apiKeyId : null;
 }
 
+/** Customers a CustomersService remembers by id (see `rememberable` for their size). */
+const REMEMBERED_CUSTOMERS = 5_000;
+
+/** Metadata longer than this (as JSON) is read from the database each time: 5 000 rows stay near 12 MB. */
+const REMEMBERED_METADATA_LENGTH = 2_048;
+
+/**
+ * Whether to remember a customer shown: found, with small metadata. It is frozen then, as every later
+ * reader shares it: a change in place would be a bug, and throws.
+ */
+function rememberable(shown: CustomerJson | undefined): boolean {
+  if (shown === undefined || JSON.stringify(shown.metadata).length > REMEMBERED_METADATA_LENGTH) return false;
+  deepFreeze(shown);
+  return true;
+}
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) deepFreeze(inner);
+}
+
 /** Longer ids cannot exist (ids are `cus_` + 32 characters); answering 404 at once spares a query. */
 const MAX_ID_LENGTH = 100;
 
@@ -178,6 +200,11 @@ export class CustomersService {
   ) {
     changes.listenChannel(CUSTOMER_ROWS_CHANNEL, (payload) => this.lists.notice(payload));
     changes.listen({ changed: () => undefined, reset: () => this.lists.reset() });
+    this.#shown = new FeedCache(
+      changes,
+      (change) => (change.t === 'customer' ? [`customer:${change.id}`] : []),
+      REMEMBERED_CUSTOMERS,
+    );
   }
 
   /**
@@ -185,6 +212,14 @@ export class CustomersService {
    * adjusted by the notices of the app's writes.
    */
   private readonly lists = new CustomerListCache();
+
+  /**
+   * Customers shown by id, per app (`app|id`), as the interface shows them: a read that finds one here
+   * answers from memory after the change feed's barrier. Any change of a customer's row (and its
+   * deletion) is announced and drops it on every instance; a customer not found is never kept
+   * (creations are not announced).
+   */
+  readonly #shown: FeedCache<CustomerJson | undefined>;
 
   private get em() {
     return this.orm.em;
@@ -616,10 +651,46 @@ export class CustomersService {
   async getCustomer(principal: Principal, id: string, scope?: AppScope): Promise<Customer> {
     const acting = requireApiKeyConfirmedInStatement(await actingOnApp(this.em, principal, scope));
     if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
-    const key = keyToConfirm(principal);
-    const [row] = await READ_CUSTOMER.run(this.em, [key, key, id, acting.appId]);
+    const customer = await this.#readCustomer(acting.appId, keyToConfirm(principal), id);
+    if (customer === undefined) throw new NotFoundError('Customer', id);
+    return customer;
+  }
+
+  /**
+   * `GET /v1/customers/:id`: the customer as the interface shows it. A customer this instance has shown
+   * before, and nobody changed since, is answered from memory after the request's one change-feed
+   * barrier, which also confirms a key taken without waiting for it (see `confirmsItsApiKey` in
+   * src/app.ts); any other read is `getCustomer`'s one statement, and what it finds is remembered.
+   */
+  async presentCustomerById(principal: Principal, id: string): Promise<CustomerJson> {
+    const acting = requireApiKeyConfirmedInStatement(principal);
+    if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
+    const cacheKey = `${acting.appId}|${id}`;
+    const load = async () => {
+      const customer = await this.#readCustomer(acting.appId, acting.apiKeyId, id);
+      return customer && presentCustomer(customer);
+    };
+    const tags = () => [`customer:${id}`];
+    let shown: CustomerJson | undefined;
+    if (acting.unconfirmed && this.#shown.peek(cacheKey) !== undefined) {
+      requireApiKey(await acting.unconfirmed.confirm());
+      shown = await this.#shown.get(cacheKey, load, tags, rememberable);
+    } else {
+      shown = await this.#shown.fill(cacheKey, load, tags, rememberable);
+    }
+    if (shown === undefined) throw new NotFoundError('Customer', id);
+    noteCustomer(shown.id);
+    return shown;
+  }
+
+  /**
+   * The app's customer `id`, in one statement that confirms the API key `key` (401 when it is revoked;
+   * null for the operator, who holds none).
+   */
+  async #readCustomer(appId: string, key: string | null, id: string): Promise<Customer | undefined> {
+    const [row] = await READ_CUSTOMER.run(this.em, [key, key, id, appId]);
     if (!row?.key_ok) throw revokedApiKey();
-    if (row.id === null) throw new NotFoundError('Customer', id);
+    if (row.id === null) return undefined;
     const { key_ok: _, ...columns } = row;
     return this.em.map(Customer, columns);
   }
