@@ -163,6 +163,49 @@ describe('round trips per request', () => {
     }
   });
 
+  it('applies a notification that moves MRR in two statements, its movement included', async () => {
+    const update = await subscribed();
+    const base = update(false) as { id: string; data: { object: Record<string, any> } };
+    const remote = base.data.object;
+    const item = remote.items.data[0];
+    // A quantity change made at Stripe: the MRR triples.
+    const event = {
+      ...base,
+      data: { object: { ...remote, items: { ...remote.items, data: [{ ...item, quantity: 3 }] } } },
+    };
+    const db = server.deps.orm.em.fork().getConnection();
+    const [counted] = await db.execute<{ id: string; mrr_amount: string }[]>(
+      'select id, mrr_amount from subscription where stripe_subscription_id = ?',
+      [remote.id],
+    );
+    const before = Number(counted!.mrr_amount);
+    expect(before).toBeGreaterThan(0);
+
+    const applied = await notify(event);
+    expect(applied.status).toBe(200);
+    expect(roundTripsOf(applied.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
+    const [after] = await db.execute<{ mrr_amount: string; mrr_quantity: number }[]>(
+      'select mrr_amount, mrr_quantity from subscription where id = ?',
+      [counted!.id],
+    );
+    expect(after).toEqual({ mrr_amount: String(3 * before), mrr_quantity: 3 });
+    const movements = await db.execute(
+      `select kind, cause, mrr_before::int, mrr_after::int from mrr_movement
+        where subscription_id = ? order by occurred_at, id`,
+      [counted!.id],
+    );
+    expect(movements).toEqual([
+      { kind: 'new', cause: 'checkout', mrr_before: 0, mrr_after: before },
+      { kind: 'expansion', cause: 'notification', mrr_before: before, mrr_after: 3 * before },
+    ]);
+
+    const duplicate = await notify(event);
+    expect(duplicate.status).toBe(200);
+    expect(roundTripsOf(duplicate.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+    const again = await db.execute('select 1 from mrr_movement where subscription_id = ?', [counted!.id]);
+    expect(again).toHaveLength(2);
+  });
+
   it('creates a customer in one statement', async () => {
     await createCustomer(`warm-${randomBytes(4).toString('hex')}@example.com`);
     const res = await createCustomer(`create-${randomBytes(4).toString('hex')}@example.com`);

@@ -33,38 +33,38 @@ export const APP_LEDGER_LOCK = 35_001;
 const SUBJECT_LEDGER_LOCK = 35_002;
 
 /**
- * Appends the movement a subscription change makes, in the caller's transaction, and adds it to its
- * day's totals. Nothing is written when neither its MRR nor how it counts changed. A change of currency
- * is two movements: out of the old one, into the new one.
- *
- * The subject's movements are taken one at a time (a lock on the subject for the transaction), so its
- * MRR before, read from its own movements, and the kind judged on it are exact; a repair of the app
- * waits for the recordings under way, and they for it.
+ * What `tollgate_record_mrr_movement` takes for one movement (migrations/Migration20261126181500.ts): the
+ * movement and its day's totals per plan, all but what the function judges from the subject's ledger.
  */
-export async function recordMrrChange(em: EntityManager, change: MrrChange): Promise<void> {
+export type MovementValues = Record<string, unknown>;
+
+/**
+ * The movements a subscription change makes: none when neither its MRR nor how it counts changed, one
+ * usually, two for a change of currency (out of the old one, into the new one).
+ */
+export function mrrMovements(change: MrrChange): MovementValues[] {
   const { before, after } = change;
   if (before.currency !== null && after.currency !== null && before.currency !== after.currency) {
-    await recordMrrChange(em, {
-      ...change,
-      after: { ...after, amount: 0, currency: before.currency, status: after.status },
-    });
-    // The status moved with the first: the second only brings the amount into the new currency.
-    await recordMrrChange(em, {
-      ...change,
-      before: { ...before, amount: 0, currency: after.currency, status: after.status },
-    });
-    return;
+    return [
+      ...mrrMovements({
+        ...change,
+        after: { ...after, amount: 0, currency: before.currency, status: after.status },
+      }),
+      // The status moved with the first: the second only brings the amount into the new currency.
+      ...mrrMovements({
+        ...change,
+        before: { ...before, amount: 0, currency: after.currency, status: after.status },
+      }),
+    ];
   }
   const currency = after.currency ?? before.currency;
-  if (currency === null) return;
+  if (currency === null) return [];
   const classBefore = statusClass(before.status);
   const classAfter = statusClass(after.status);
   const subjectId = change.organizationId ?? change.customerId;
   const samePlan = before.planId === after.planId || (before.amount === 0 && after.amount === 0);
   if (subjectId === null || (before.amount === after.amount && classBefore === classAfter && samePlan))
-    return;
-  const run = <T>(sql: string, params: unknown[]) =>
-    em.getConnection().execute<T[]>(sql, params, 'all', em.getTransactionContext());
+    return [];
   const running = (c: string) => c === 'active' || c === 'trialing';
   const ended = classAfter === 'ended' && classBefore !== 'ended';
   const converted = classBefore === 'trialing' && classAfter === 'active';
@@ -95,35 +95,56 @@ export async function recordMrrChange(em: EntityManager, change: MrrChange): Pro
         ]
       : []),
   ];
-  const values = {
-    id: newId('mrr'),
-    app: change.appId,
-    subscription: change.subscriptionId,
-    subject: subjectId,
-    customer: change.customerId,
-    organization: change.organizationId,
-    plan: after.planId,
-    planBefore: before.planId,
-    currency,
-    before: before.amount,
-    after: after.amount,
-    delta,
-    cause: change.cause,
-    statusBefore: before.status,
-    statusAfter: after.status,
-    mayStart: !running(classBefore) && running(classAfter),
-    ended,
-    converted,
-    backfilled: change.cause === 'backfill' || change.cause === 'repair',
-    at: change.occurredAt?.toISOString() ?? null,
-    byPlan,
-  };
-  // One statement: the database function takes the locks, then (a fresh snapshot, seeing every movement
-  // committed before them) reads the subject's MRR in the currency and whether it ever had MRR, judges
-  // the kind, and writes the movement and its day's totals (migrations/Migration20261126160000.ts).
-  await run('select tollgate_record_mrr_movement(?::jsonb, ?, ?)', [
-    JSON.stringify(values),
-    APP_LEDGER_LOCK,
-    SUBJECT_LEDGER_LOCK,
-  ]);
+  return [
+    {
+      id: newId('mrr'),
+      app: change.appId,
+      subscription: change.subscriptionId,
+      subject: subjectId,
+      customer: change.customerId,
+      organization: change.organizationId,
+      plan: after.planId,
+      planBefore: before.planId,
+      currency,
+      before: before.amount,
+      after: after.amount,
+      delta,
+      cause: change.cause,
+      statusBefore: before.status,
+      statusAfter: after.status,
+      mayStart: !running(classBefore) && running(classAfter),
+      ended,
+      converted,
+      backfilled: change.cause === 'backfill' || change.cause === 'repair',
+      at: change.occurredAt?.toISOString() ?? null,
+      byPlan,
+    },
+  ];
+}
+
+/**
+ * One movement written by the database function, which takes the locks, then (a fresh snapshot, seeing
+ * every movement committed before them) reads the subject's MRR in the currency and whether it ever had
+ * MRR, judges the kind, and writes the movement and its day's totals. `values` is a `jsonb` expression.
+ *
+ * The subject's movements are taken one at a time (a lock on the subject for the transaction), so its
+ * MRR before, read from its own movements, and the kind judged on it are exact; a repair of the app
+ * waits for the recordings under way, and they for it.
+ */
+export function recordMovementSql(values: string): string {
+  return `tollgate_record_mrr_movement(${values}, ${APP_LEDGER_LOCK}, ${SUBJECT_LEDGER_LOCK})`;
+}
+
+/** Appends the movements a subscription change makes (`mrrMovements`), in the caller's transaction. */
+export async function recordMrrChange(em: EntityManager, change: MrrChange): Promise<void> {
+  for (const values of mrrMovements(change)) {
+    await em
+      .getConnection()
+      .execute(
+        `select ${recordMovementSql('?::jsonb')}`,
+        [JSON.stringify(values)],
+        'all',
+        em.getTransactionContext(),
+      );
+  }
 }

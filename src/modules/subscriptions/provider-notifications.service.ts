@@ -400,9 +400,10 @@ export class ProviderNotificationsService {
     remote: ProviderSubscription,
     queued = false,
   ): Promise<{ applied: boolean }> {
-    // The common case (a newer event, or a duplicate) in one statement; for an app whose endpoints want to
-    // hear of the change, a newer event in two (read it, then make it with its events, if the row has not
-    // changed meanwhile); events of one second, and events that keep losing that race, under the row lock.
+    // The common case (a newer event, or a duplicate) in one statement; a newer event that moves the MRR,
+    // or of an app whose endpoints want to hear of the change, in two (read it, then make it with its
+    // movements and events, if the row has not changed meanwhile); events of one second, events that
+    // keep losing that race, and MRR changes that need Stripe's coupon terms, under the row lock.
     for (let tries = 0; tries < this.optimisticTries; tries++) {
       const outcome = await applyNewerProviderEvent(this.orm.em, event, remote, new Date());
       switch (outcome.kind) {
@@ -415,7 +416,7 @@ export class ProviderNotificationsService {
         case 'same_second':
           return this.#underRowLock(event, remote);
         case 'mrr_changes':
-          // Made in a transaction, which records its MRR movement. A storm of deliveries for one
+          // Made in a transaction, which records its MRR movement (with coupon terms read from Stripe). A storm of deliveries for one
           // subscription queues here, holding no connection, rather than at the row lock, holding one
           // each: when its turn comes, an event the first one made current takes the one-statement path.
           if (!queued)

@@ -1,6 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type CountedState, recordMrrChange } from '../analytics/mrr-ledger.js';
+import {
+  type CountedState,
+  type MovementValues,
+  mrrMovements,
+  recordMrrChange,
+} from '../analytics/mrr-ledger.js';
 import type { MovementCause } from '../analytics/mrr-movement.entity.js';
 import { loadEntitlementsVersion } from '../entitlements/entitlements-version.js';
 import { entitlementFeatures } from '../plans/metered-feature.js';
@@ -43,8 +48,7 @@ export function ownerOf(subscription: Subscription): BillingContext {
  * that writes a subscription's state (checkout completion, provider notifications, plan changes,
  * cancel/pause/resume, reconciliation), inside the transaction of the change: `begin` before it, `done`
  * after it; or, on the Stripe receiver's hot path, in the one statement that makes the change
- * (`applyProviderChange`), which only ever takes changes that leave the MRR ledger as it is (see
- * `mrrInputsOf`).
+ * (`applyProviderChange`), its MRR movements worked out by the same rules (`mrrMovements`).
  *
  * - `subscription.created` for a new subscription; `subscription.canceled` when it becomes canceled;
  *   otherwise `subscription.updated` when anything the API shows changed. `data` is the Subscription
@@ -115,22 +119,45 @@ export class SubscriptionEvents {
 
   /**
    * Makes a provider notification's change read by `applyNewerProviderEvent` ('record_events') together
-   * with its outbound events, in one statement (the Stripe receiver's hot path: no transaction, no job
-   * insert in it), then hands the deliveries to the job queue. `false` when the row changed since it was
-   * read: nothing was written, and the caller reads it again.
+   * with its outbound events and MRR movements, in one statement (the Stripe receiver's hot path: no
+   * transaction, no job insert in it), then hands the deliveries to the job queue. `false` when the row
+   * changed since it was read: nothing was written, and the caller reads it again.
    */
   async applyProviderChange(
     em: EntityManager,
     event: { readonly id: string; readonly type: string },
     change: PendingProviderChange,
   ): Promise<boolean> {
-    const prepared = this.events.prepare(this.#eventsOfProviderChange(change));
-    const result = await applyProviderChangeWithEvents(em, event, change, {
-      appId: change.after.app_id,
-      ...prepared,
-    });
+    const prepared = this.events.prepare(change.wantsEvents ? this.#eventsOfProviderChange(change) : []);
+    const result = await applyProviderChangeWithEvents(
+      em,
+      event,
+      change,
+      { appId: change.after.app_id, ...prepared },
+      this.#movementsOfProviderChange(change),
+    );
     this.events.announce(result.deliveryIds);
     return result.applied;
+  }
+
+  /** The movements `done` would record for the change (none when it leaves the MRR's inputs as they were). */
+  #movementsOfProviderChange(change: PendingProviderChange): MovementValues[] {
+    if (change.mrr === null || this.options.recordMovements === false) return [];
+    const { after } = change;
+    return mrrMovements({
+      appId: after.app_id,
+      subscriptionId: after.id,
+      customerId: after.organization_id === null ? after.customer_id : null,
+      organizationId: after.organization_id,
+      before: change.mrr.before,
+      after: {
+        amount: change.mrr.after.amount,
+        currency: change.mrr.after.currency,
+        status: after.status,
+        planId: after.plan.id,
+      },
+      cause: 'notification',
+    });
   }
 
   /** The same rules as `#record`, with the entitlements read in advance. */

@@ -24,23 +24,52 @@ export function mrrInputsOf(remote: ProviderSubscription): string {
   ]);
 }
 
+/** What a subscription is counted with in the MRR ledger (the `mrr…` columns of its row). */
+export interface MrrCount {
+  readonly amount: number;
+  readonly currency: string | null;
+  readonly quantity: number;
+  readonly discounts: ProviderSubscriptionDiscount[];
+  readonly inputs: string;
+}
+
 /**
- * Counts a subscription as Stripe's state says (its status already applied): its MRR, currency,
- * quantity and discounts. A discount given by id alone keeps the coupon terms it was counted with.
+ * How a subscription counts as Stripe's state says, at `status` (Tollgate's, already applied), from how
+ * it was counted (`counted`): its MRR, currency, quantity and discounts. A discount given by id alone
+ * keeps the coupon terms it was counted with; a currency unknown now keeps the one counted.
  */
-export function countSubscription(subscription: Subscription, remote: ProviderSubscription): void {
-  const known = new Map(subscription.mrrDiscounts.map((d) => [d.id, d.coupon]));
+export function countFromProvider(
+  status: string,
+  remote: ProviderSubscription,
+  counted: { readonly currency: string | null; readonly discounts: readonly ProviderSubscriptionDiscount[] },
+): MrrCount {
+  const known = new Map(counted.discounts.map((d) => [d.id, d.coupon]));
   const discounts: ProviderSubscriptionDiscount[] = remote.discounts.map((d) => ({
     id: d.id,
     coupon: d.coupon ?? known.get(d.id) ?? null,
   }));
   const coupons: MrrCoupon[] = discounts.flatMap((d) => (d.coupon ? [d.coupon] : []));
-  const mrr = subscriptionMrr({ status: subscription.status, items: remote.items, coupons });
-  subscription.mrrAmount = mrr.amount;
-  subscription.mrrCurrency = mrr.currency ?? subscription.mrrCurrency;
-  subscription.mrrQuantity = mrr.quantity;
-  subscription.mrrDiscounts = discounts;
-  subscription.mrrInputs = mrrInputsOf(remote);
+  const mrr = subscriptionMrr({ status, items: remote.items, coupons });
+  return {
+    amount: mrr.amount,
+    currency: mrr.currency ?? counted.currency,
+    quantity: mrr.quantity,
+    discounts,
+    inputs: mrrInputsOf(remote),
+  };
+}
+
+/** Counts a subscription as Stripe's state says (its status already applied): see `countFromProvider`. */
+export function countSubscription(subscription: Subscription, remote: ProviderSubscription): void {
+  const count = countFromProvider(subscription.status, remote, {
+    currency: subscription.mrrCurrency,
+    discounts: subscription.mrrDiscounts,
+  });
+  subscription.mrrAmount = count.amount;
+  subscription.mrrCurrency = count.currency;
+  subscription.mrrQuantity = count.quantity;
+  subscription.mrrDiscounts = count.discounts;
+  subscription.mrrInputs = count.inputs;
 }
 
 /** How the subscription counts now, for the ledger's "before" and "after". */

@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { PreparedStatement } from '../../infra/prepared-statement.js';
-import type { ProviderSubscription } from '../payments/payment-provider.js';
+import { type CountedState, type MovementValues, recordMovementSql } from '../analytics/mrr-ledger.js';
+import type { ProviderSubscription, ProviderSubscriptionDiscount } from '../payments/payment-provider.js';
 import type { Features } from '../plans/plan.entity.js';
 import { Plan } from '../plans/plan.entity.js';
 import { deliveryIdSql, endpointsTakingSql, takesAnySql } from '../webhooks/outbound-events.js';
 import { type EntitledPlan, entitledPlanIdSql, entitledPlanOf } from './entitled-plan.js';
 import type { Subscription } from './subscription.entity.js';
 import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
-import { countSubscription, mrrInputsOf } from './subscription-mrr.js';
+import { countFromProvider, countSubscription, type MrrCount, mrrInputsOf } from './subscription-mrr.js';
 import { statusFromProvider } from './subscription-transitions.js';
 
 /**
@@ -72,7 +73,9 @@ export type ProviderEventOutcome =
   | { readonly kind: 'unknown' }
   /**
    * Neither recorded nor applied: a newer event that changes what the subscription's MRR or counts depend
-   * on (`mrrInputsOf`); the caller applies it in a transaction, which records its MRR movement.
+   * on (`mrrInputsOf`) and needs more than the statement read to count (a discount whose coupon terms
+   * are unknown, a per-seat plan's first quantity); the caller applies it in a transaction, which
+   * records its MRR movement.
    */
   | { readonly kind: 'mrr_changes' }
   /**
@@ -81,9 +84,10 @@ export type ProviderEventOutcome =
    */
   | { readonly kind: 'same_second' }
   /**
-   * Neither recorded nor applied: a newer event for an app whose endpoints want to hear of the change.
-   * The change as it would be made, read in the same statement: the caller works out its outbound events
-   * and makes it with them in one statement (`applyProviderChangeWithEvents`).
+   * Neither recorded nor applied: a newer event for an app whose endpoints want to hear of the change, or
+   * one that moves the subscription's MRR. The change as it would be made, read in the same statement:
+   * the caller works out its outbound events and MRR movements and makes it with them in one statement
+   * (`applyProviderChangeWithEvents`).
    */
   | { readonly kind: 'record_events'; readonly change: PendingProviderChange };
 
@@ -93,9 +97,16 @@ export interface PendingProviderChange {
   readonly version: string;
   readonly before: SubscriptionRow;
   readonly after: SubscriptionRow;
-  /** What the subscription's owner is entitled to before and after the change. */
+  /** Whether the app has an endpoint taking subscription changes (else none of its events is written). */
+  readonly wantsEvents: boolean;
+  /** What the subscription's owner is entitled to before and after the change (read when `wantsEvents`). */
   readonly entitlementsBefore: EntitledPlan;
   readonly entitlementsAfter: EntitledPlan;
+  /**
+   * When the event changes what the MRR depends on: how the subscription was counted, with its plan's
+   * public id, and how it counts after.
+   */
+  readonly mrr: { readonly before: CountedState; readonly after: MrrCount } | null;
   /** The provider's state and the event, to write. */
   readonly remote: ProviderSubscription;
   readonly eventCreated: number;
@@ -135,9 +146,25 @@ export async function applyNewerProviderEvent(
   ]);
   if (!row?.known) return { kind: 'unknown' };
   if (row.applied) return { kind: 'applied' };
-  if (row.mrr_changes) return { kind: 'mrr_changes' };
   if (row.pending) {
     const p = row.pending;
+    let mrr: PendingProviderChange['mrr'] = null;
+    if (row.mrr_changes) {
+      const counted = { currency: p.before_row.mrr_currency, discounts: p.before_row.mrr_discounts };
+      const known = new Set(counted.discounts.map((d) => d.id));
+      const unknownTerms = remote.discounts.some((d) => d.coupon === null && !known.has(d.id));
+      if (unknownTerms || (p.after_per_seat && p.before_row.seat_quantity === null))
+        return { kind: 'mrr_changes' };
+      mrr = {
+        before: {
+          amount: Number(p.before_row.mrr_amount),
+          currency: p.before_row.mrr_currency,
+          status: p.before_row.status,
+          planId: p.before_plan.id,
+        },
+        after: countFromProvider(status, remote, counted),
+      };
+    }
     const before: SubscriptionRow = { ...p.before_row, plan: p.before_plan };
     const after: SubscriptionRow = {
       ...p.before_row,
@@ -156,8 +183,10 @@ export async function applyNewerProviderEvent(
         version: p.version,
         before,
         after,
+        wantsEvents: p.wants_events,
         entitlementsBefore: entitledPlanOf(p.entitled_before),
         entitlementsAfter: entitledPlanOf(p.entitled_after),
+        mrr,
         remote,
         eventCreated: event.created,
       },
@@ -180,18 +209,21 @@ export interface PreparedEvents {
 
 /**
  * Makes a change read by `applyNewerProviderEvent` ('record_events') in one statement, outside any
- * transaction: the event id is recorded, the row takes the provider's state, and the change's outbound
- * events and their deliveries (one per enabled endpoint of the app taking the type) are written, all or
- * nothing. Nothing is done when the row is no longer the version read (a concurrent change, or another
- * delivery of the same event, got there first): `applied: false`, and the caller reads it again.
+ * transaction: the event id is recorded, the row takes the provider's state (and its new MRR count),
+ * and the change's outbound events with their deliveries (one per enabled endpoint of the app taking
+ * the type) and its MRR movements are written, all or nothing. Nothing is done when the row is no longer
+ * the version read (a concurrent change, or another delivery of the same event, got there first):
+ * `applied: false`, and the caller reads it again.
  */
 export async function applyProviderChangeWithEvents(
   em: EntityManager,
   event: { readonly id: string; readonly type: string },
   change: PendingProviderChange,
   events: PreparedEvents,
+  movements: readonly MovementValues[],
 ): Promise<{ applied: boolean; deliveryIds: string[] }> {
   const { after, remote } = change;
+  const count = change.mrr?.after;
   const [row] = await APPLY_WITH_EVENTS.run(em, [
     after.id,
     change.version,
@@ -211,6 +243,8 @@ export async function applyProviderChangeWithEvents(
     events.bodies,
     events.appId,
     events.subjects,
+    count === undefined ? null : JSON.stringify(count),
+    movements.map((m) => JSON.stringify(m)),
   ]);
   return { applied: row?.applied === true, deliveryIds: row?.delivery_ids ?? [] };
 }
@@ -242,9 +276,16 @@ interface ApplyResult {
   seen: boolean;
   pending: {
     version: string;
-    before_row: Omit<SubscriptionRow, 'plan'>;
+    wants_events: boolean;
+    before_row: Omit<SubscriptionRow, 'plan'> & {
+      mrr_amount: string | number;
+      mrr_currency: string | null;
+      mrr_discounts: ProviderSubscriptionDiscount[];
+      seat_quantity: number | null;
+    };
     before_plan: SubscriptionRow['plan'];
     after_plan: SubscriptionRow['plan'] & { pk: string };
+    after_per_seat: boolean;
     entitled_before: { name: string; features: Features } | null;
     entitled_after: { name: string; features: Features } | null;
   } | null;
@@ -337,15 +378,19 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
          (select yes from seen) as seen,
          (select json_build_object(
                    'version', t.version,
+                   'wants_events', t.wants_events,
                    'before_row', row_to_json(t),
                    'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = t.plan_id),
                    'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a
                                    where a.id = (select plan_id from moved)),
-                   'entitled_before', ${entitledOfOwner("''", "''", "''")},
-                   'entitled_after', ${entitledOfOwner('t.id', 'params.status', '(select plan_id from moved)')})
+                   'after_per_seat', coalesce((select a.seats->>'mode' = 'per_seat' from plan a
+                                                where a.id = (select plan_id from moved)), false),
+                   'entitled_before', case when t.wants_events then ${entitledOfOwner("''", "''", "''")} end,
+                   'entitled_after', case when t.wants_events
+                                       then ${entitledOfOwner('t.id', 'params.status', '(select plan_id from moved)')} end)
             from target t, params
-           where t.wants_events and t.provider_event_created < params.created and not (select yes from seen)
-             and not (select changes from mrr))
+           where (t.wants_events or (select changes from mrr)) and t.provider_event_created < params.created
+             and not (select yes from seen))
            as pending`,
 );
 
@@ -364,7 +409,7 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
            ?::boolean as cancel_at_period_end, ?::timestamptz as trial_end, ?::timestamptz as canceled_at,
            ?::bigint as created, ?::timestamptz as at, ?::text as plan_id,
            ?::text[] as event_ids, ?::text[] as event_types, ?::text[] as event_bodies, ?::text as app_id,
-           ?::text[] as event_subjects
+           ?::text[] as event_subjects, ?::jsonb as mrr, ?::jsonb[] as movements
   ), target as (
     select t.id from subscription t, v
      where t.id = v.subscription_id and t.xmin = v.version::xid
@@ -378,10 +423,19 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
     update subscription s
        set status = v.status, stripe_customer_id = v.stripe_customer_id, current_period_end = v.current_period_end,
            cancel_at_period_end = v.cancel_at_period_end, trial_end = v.trial_end, canceled_at = v.canceled_at,
-           provider_event_created = v.created, updated_at = v.at, plan_id = v.plan_id
+           provider_event_created = v.created, updated_at = v.at, plan_id = v.plan_id,
+           mrr_amount = coalesce((v.mrr->>'amount')::bigint, s.mrr_amount),
+           mrr_currency = case when v.mrr is null then s.mrr_currency else v.mrr->>'currency' end,
+           mrr_quantity = coalesce((v.mrr->>'quantity')::int, s.mrr_quantity),
+           mrr_discounts = coalesce(v.mrr->'discounts', s.mrr_discounts),
+           mrr_inputs = coalesce(v.mrr->>'inputs', s.mrr_inputs)
       from target, v
      where s.id = target.id and exists (select 1 from recorded)
     returning s.id
+  ), movements as (
+    -- Taken in order, each after the row's lock, as a transaction's change records them.
+    select ${recordMovementSql('m.j')} from applied, v, unnest(v.movements) with ordinality as m(j, n)
+     order by m.n
   ), events as (
     insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
     select e.id, v.app_id, e.type, e.body, e.subjects::jsonb, v.at
@@ -396,5 +450,6 @@ const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids
     returning id
   )
   select exists (select 1 from applied) as applied,
-         coalesce((select array_agg(id) from deliveries), '{}') as delivery_ids`,
+         coalesce((select array_agg(id) from deliveries), '{}') as delivery_ids,
+         (select count(*) from movements) as movements`,
 );

@@ -100,8 +100,8 @@ export class Subscription {
 
   /**
    * Everything of Stripe's state its MRR and its subscription counts depend on, as one string: a
-   * notification that leaves it unchanged takes the one-statement path; one that changes it is applied
-   * in a transaction that records its movement. Null before it was first counted.
+   * notification that leaves it unchanged takes the one-statement path; one that changes it is read,
+   * then made with its movement in a second statement. Null before it was first counted.
    */
   @Property({ type: 'text', nullable: true })
   mrrInputs: string | null = null;
