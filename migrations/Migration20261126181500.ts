@@ -13,11 +13,7 @@ import { RECORD_MRR_MOVEMENT } from './Migration20261126160000.js';
  * Otherwise unchanged; the kind's expression is still `movementKindSql` (a test holds them to the same
  * text).
  */
-export class Migration20261126181500 extends Migration {
-  override name = 'Migration20261126181500';
-
-  override up(): void | Promise<void> {
-    this.addSql(`create or replace function tollgate_record_mrr_movement(p_values jsonb, p_app_lock int, p_subject_lock int)
+export const RECORD_MRR_MOVEMENT_IN_PLAN_ORDER = `create or replace function tollgate_record_mrr_movement(p_values jsonb, p_app_lock int, p_subject_lock int)
 returns void
 language plpgsql as $fn$
 begin
@@ -82,7 +78,13 @@ begin
          canceled_subscriptions = d.canceled_subscriptions + excluded.canceled_subscriptions,
          trial_conversions = d.trial_conversions + excluded.trial_conversions;
 end
-$fn$;`);
+$fn$;`;
+
+export class Migration20261126181500 extends Migration {
+  override name = 'Migration20261126181500';
+
+  override up(): void | Promise<void> {
+    this.addSql(RECORD_MRR_MOVEMENT_IN_PLAN_ORDER);
   }
 
   override down(): void | Promise<void> {

@@ -9,7 +9,8 @@ import { type ServiceCore, startServices } from '../helpers/services.js';
  * write both plans' rows of the day's totals. Written in the order of each move, they waited for each
  * other (a deadlock, one of them failed after a second); written in the order of the plans, the second
  * waits for the first and goes on. The interleaving is forced: a third transaction holds one row while
- * the two queue up behind it.
+ * the two queue up behind it. The day's totals are split by subject (`shard`): the test's customers all
+ * write the same shard, as any two subjects may.
  */
 
 let core: ServiceCore;
@@ -39,9 +40,20 @@ const moved = (amount: number, from: string, to: string) => ({
   after: { amount, currency: 'usd', status: 'active', planId: to },
 });
 
+/** Four customer ids whose movements write the same shard of the day's totals. */
+async function customersOfOneShard(): Promise<string[]> {
+  const { rows } = await db.query(
+    `select array_agg(id order by n) as ids from (
+       select 'cus_shard_' || n as id, n, hashtext('cus_shard_' || n) & 15 as shard from generate_series(1, 200) n
+     ) c group by shard having count(*) >= 4 order by shard limit 1`,
+  );
+  return rows[0].ids.slice(0, 4);
+}
+
 it('records opposite moves between two plans side by side, without a deadlock', async () => {
   const { principal } = await core.createApp();
   const appId = principal.appId;
+  const [seedPro, seedMax, customerA, customerB] = await customersOfOneShard();
   const record = (em: EntityManager, subscription: string, customer: string, from: string, to: string) =>
     recordMrrChange(em, {
       appId,
@@ -56,7 +68,7 @@ it('records opposite moves between two plans side by side, without a deadlock', 
     await recordMrrChange(em, {
       appId,
       subscriptionId: 'sub_seed_pro',
-      customerId: 'cus_seed_pro',
+      customerId: seedPro!,
       organizationId: null,
       before: { amount: 0, currency: null, status: null, planId: null },
       after: { amount: 1000, currency: 'usd', status: 'active', planId: 'pro' },
@@ -65,7 +77,7 @@ it('records opposite moves between two plans side by side, without a deadlock', 
     await recordMrrChange(em, {
       appId,
       subscriptionId: 'sub_seed_max',
-      customerId: 'cus_seed_max',
+      customerId: seedMax!,
       organizationId: null,
       before: { amount: 0, currency: null, status: null, planId: null },
       after: { amount: 1000, currency: 'usd', status: 'active', planId: 'max' },
@@ -79,9 +91,9 @@ it('records opposite moves between two plans side by side, without a deadlock', 
     await holder.query('begin');
     await holder.query(`select 1 from mrr_daily where app_id = $1 and plan_id = 'pro' for update`, [appId]);
     // B moves max → pro, then A moves pro → max: each writes both rows.
-    const b = core.deps.orm.em.fork().transactional((em) => record(em, 'sub_b', 'cus_b', 'max', 'pro'));
+    const b = core.deps.orm.em.fork().transactional((em) => record(em, 'sub_b', customerB!, 'max', 'pro'));
     await eventually(async () => ((await waiting(appId)) === 1 ? true : undefined));
-    const a = core.deps.orm.em.fork().transactional((em) => record(em, 'sub_a', 'cus_a', 'pro', 'max'));
+    const a = core.deps.orm.em.fork().transactional((em) => record(em, 'sub_a', customerA!, 'pro', 'max'));
     await eventually(async () => ((await waiting(appId)) === 2 ? true : undefined));
     await holder.query('commit');
     await expect(Promise.all([a, b])).resolves.toEqual([undefined, undefined]);
@@ -89,7 +101,7 @@ it('records opposite moves between two plans side by side, without a deadlock', 
     await holder.end();
   }
   const { rows } = await db.query(
-    `select plan_id, mrr_delta::int as mrr from mrr_daily where app_id = $1 order by plan_id`,
+    `select plan_id, sum(mrr_delta)::int as mrr from mrr_daily where app_id = $1 group by plan_id order by plan_id`,
     [appId],
   );
   expect(rows).toEqual([

@@ -105,9 +105,14 @@ export class MrrMovement {
   occurredAt!: Date;
 }
 
+/** Rows of `mrr_daily` per app, currency, day and plan: movements of different subjects rarely share one. */
+export const MRR_DAILY_SHARDS = 16;
+
 /**
  * The movements of one UTC day, per app, currency and plan, summed in the same transaction as each
- * movement: a range's figures read these few rows instead of every movement.
+ * movement: a range's figures read these few rows instead of every movement. Each is split in up to
+ * MRR_DAILY_SHARDS rows by the movement's subject (`shard`), so concurrent movements of different
+ * subjects seldom wait for each other's row lock (held until their commit); readers sum the shards.
  */
 @Entity({ tableName: 'mrr_daily' })
 export class MrrDaily {
@@ -122,6 +127,10 @@ export class MrrDaily {
 
   @PrimaryKey({ type: 'text' })
   planId!: string;
+
+  /** The subject's shard: `hashtext(subject_id) & (MRR_DAILY_SHARDS - 1)`. */
+  @PrimaryKey({ type: 'smallint', default: 0 })
+  shard: Opt<number> = 0;
 
   /** The change of MRR, of paying and of trialing subscriptions over the day. */
   @Property({ type: new BigIntType('number'), default: 0 })
