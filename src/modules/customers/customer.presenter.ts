@@ -19,7 +19,34 @@ export interface CustomerListJson {
   readonly pagination: { readonly total: number; readonly limit: number; readonly offset: number };
 }
 
-export function presentCustomer(customer: Customer): CustomerJson {
+/** What of a customer the interface shows: an entity, or a row read for a list (`customerFieldsOf`). */
+export type CustomerFields = Pick<
+  Customer,
+  'id' | 'email' | 'name' | 'metadata' | 'paymentCustomerId' | 'createdAt' | 'updatedAt'
+>;
+
+/**
+ * A customer's row as PostgreSQL returns it (column names), as the presenter reads it: a list's page
+ * only shows its rows, so they become no entities of the unit of work (`em.map` of twenty rows cost
+ * more than the rest of a list request).
+ */
+export function customerFieldsOf(row: Record<string, unknown>): CustomerFields {
+  return {
+    id: row.id as string,
+    email: row.email as string,
+    name: (row.name as string | null) ?? null,
+    metadata: (row.metadata as Metadata | null) ?? {},
+    paymentCustomerId: (row.payment_customer_id as string | null) ?? null,
+    createdAt: asDate(row.created_at),
+    updatedAt: asDate(row.updated_at),
+  };
+}
+
+function asDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(value as string);
+}
+
+export function presentCustomer(customer: CustomerFields): CustomerJson {
   noteCustomer(customer.id);
   return {
     id: customer.id,
@@ -32,7 +59,7 @@ export function presentCustomer(customer: Customer): CustomerJson {
   };
 }
 
-export function presentCustomerList(page: Page<Customer>): CustomerListJson {
+export function presentCustomerList(page: Page<CustomerFields>): CustomerListJson {
   return {
     data: page.data.map(presentCustomer),
     pagination: { total: page.total, limit: page.limit, offset: page.offset },

@@ -2,7 +2,8 @@ import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import type { Page } from '../../core/pagination.js';
 import { noteCustomer } from '../../core/subjects.js';
-import type { Customer, Metadata } from './customer.entity.js';
+import type { Metadata } from './customer.entity.js';
+import type { CustomerFields } from './customer.presenter.js';
 
 @ObjectType('Customer', { description: 'An end user of an app' })
 export class CustomerType {
@@ -21,7 +22,7 @@ export class CustomerType {
   @Field(() => GraphQLDateTimeISO)
   updatedAt!: Date;
 
-  static from(customer: Customer): CustomerType {
+  static from(customer: CustomerFields): CustomerType {
     noteCustomer(customer.id);
     return Object.assign(new CustomerType(), {
       id: customer.id,
@@ -52,7 +53,7 @@ export class CustomerListType {
   @Field(() => PaginationType)
   pagination!: PaginationType;
 
-  static from(page: Page<Customer>): CustomerListType {
+  static from(page: Page<CustomerFields>): CustomerListType {
     const pagination = Object.assign(new PaginationType(), {
       total: page.total,
       limit: page.limit,

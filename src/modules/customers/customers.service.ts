@@ -20,7 +20,12 @@ import { actingOnApp } from '../apps/app-rules.js';
 import { auditEventColumns } from '../audit/audit-record.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
 import { Customer } from './customer.entity.js';
-import { type CustomerJson, presentCustomer } from './customer.presenter.js';
+import {
+  type CustomerFields,
+  type CustomerJson,
+  customerFieldsOf,
+  presentCustomer,
+} from './customer.presenter.js';
 import { CustomerListCache, type ListAnchor, type ListSnapshot } from './customer-list-cache.js';
 import { CUSTOMER_ROWS_CHANNEL } from './customer-rows-notice.js';
 import {
@@ -136,7 +141,7 @@ function isShortWalk(walk: Walk, density: number): boolean {
 /** What one walk read: the version of its snapshot, the page (newest first) and the rows it passed. */
 interface WalkResult {
   readonly version: string;
-  readonly data: Customer[];
+  readonly data: CustomerFields[];
   readonly anchors: ListAnchor[];
 }
 
@@ -236,7 +241,7 @@ export class CustomersService {
    * with the app's shard versions, adjusted by every write's notice, and reused while they are the
    * snapshot's (see `listRemembered`).
    */
-  async listCustomers(principal: Principal, input: unknown, scope?: AppScope): Promise<Page<Customer>> {
+  async listCustomers(principal: Principal, input: unknown, scope?: AppScope): Promise<Page<CustomerFields>> {
     const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const { email, limit, offset } = parseInput(listCustomersSchema, input ?? {});
     if (email === undefined || email === '') {
@@ -265,7 +270,7 @@ export class CustomersService {
     fragment: string | null,
     limit: number,
     offset: number,
-  ): Promise<Page<Customer>> {
+  ): Promise<Page<CustomerFields>> {
     const key = CustomerListCache.key(appId, fragment);
     const synced = await this.changes.synced();
     const known = this.lists.get(key);
@@ -300,7 +305,7 @@ export class CustomersService {
     fragment: string | null,
     limit: number,
     offset: number,
-  ): Promise<Page<Customer> | null> {
+  ): Promise<Page<CustomerFields> | null> {
     const pattern = fragment === null ? null : likeFragment(fragment);
     return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
       const known = this.lists.get(key);
@@ -327,8 +332,8 @@ export class CustomersService {
     known: ListSnapshot,
     limit: number,
     offset: number,
-  ): Promise<{ page: Page<Customer> | null; version: string }> {
-    const answer = (version: string, data: Customer[]) => ({
+  ): Promise<{ page: Page<CustomerFields> | null; version: string }> {
+    const answer = (version: string, data: CustomerFields[]) => ({
       page: version === known.version ? { data, total: known.total, limit, offset } : null,
       version,
     });
@@ -364,7 +369,7 @@ export class CustomersService {
     fragment: string | null,
     limit: number,
     offset: number,
-  ): Promise<Page<Customer>> {
+  ): Promise<Page<CustomerFields>> {
     // PostgreSQL's LIKE escape character is `\` by default, so the escaped fragment is matched literally.
     const pattern = fragment === null ? null : likeFragment(fragment);
     return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
@@ -387,9 +392,7 @@ export class CustomersService {
         );
         const listed = rows.map((r) => ({ id: r.id as string, at: Number(r.list_at) }));
         this.lists.store(key, appId, fragment, { version, total: listed.length, density, rows: listed }, []);
-        const data = rows
-          .slice(offset, offset + limit)
-          .map(({ list_at: _, ...r }) => em.map(Customer, r as EntityDictionary<Customer>));
+        const data = rows.slice(offset, offset + limit).map(({ list_at: _, ...r }) => customerFieldsOf(r));
         return { data, total: listed.length, limit, offset };
       }
       const walk = planWalk(counted, [], offset, limit);
@@ -442,7 +445,7 @@ export class CustomersService {
     appId: string,
     ids: readonly string[],
     expected: string,
-  ): Promise<{ version: string; data: Customer[] }> {
+  ): Promise<{ version: string; data: CustomerFields[] }> {
     const rows = await em.execute<(Record<string, unknown> & { version: string; list_order: unknown })[]>(
       `select v.version, c.*
          from (select ${SHARDS_SQL} as version) as v
@@ -455,7 +458,7 @@ export class CustomersService {
     );
     const data = rows
       .filter((row) => row.id !== null)
-      .map(({ version: _, list_order: __, ...row }) => em.map(Customer, row as EntityDictionary<Customer>));
+      .map(({ version: _, list_order: __, ...row }) => customerFieldsOf(row));
     return { version: rows[0]?.version ?? '', data };
   }
 
@@ -534,7 +537,7 @@ export class CustomersService {
     // The walk's k-th row (from 1) is at list position start ± (k − 1).
     const position = (k: number) => (walk.direction === 'older' ? walk.start + k - 1 : walk.start - k + 1);
     const anchors: ListAnchor[] = [];
-    const page: { position: number; customer: Customer }[] = [];
+    const page: { position: number; customer: CustomerFields }[] = [];
     for (const { version: _, kind, n, anchor_at, anchor_us, anchor_id, ...row } of rows) {
       if (kind === 'hop' && anchor_at !== null && anchor_id !== null) {
         anchors.push({
@@ -546,7 +549,7 @@ export class CustomersService {
       } else if (kind === 'page') {
         page.push({
           position: position(walk.skip + Number(n)),
-          customer: em.map(Customer, row as EntityDictionary<Customer>),
+          customer: customerFieldsOf(row),
         });
       }
     }
@@ -558,11 +561,9 @@ export class CustomersService {
    * One statement: the total kept by the database, and the page's ids found index-only from the newest
    * end then joined to their rows.
    */
-  private async listNewest(appId: string, limit: number, offset: number): Promise<Page<Customer>> {
+  private async listNewest(appId: string, limit: number, offset: number): Promise<Page<CustomerFields>> {
     const rows = await NEWEST_CUSTOMERS.run(this.em, [appId, appId, limit, offset]);
-    const data = rows
-      .filter((row) => row.id !== null)
-      .map(({ total: _, ...row }) => this.em.map(Customer, row));
+    const data = rows.filter((row) => row.id !== null).map(({ total: _, ...row }) => customerFieldsOf(row));
     return { data, total: Number(rows[0]?.total ?? 0), limit, offset };
   }
 
