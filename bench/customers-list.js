@@ -31,7 +31,8 @@
  *
  *   node bench/customers-list.js    # BENCH_CUSTOMERS=1000000 BENCH_DURATION=5 BENCH_ROUNDS=2
  *                                   # BENCH_CONNECTIONS=10 BENCH_WRITES=0,1,10,100 BENCH_CREATES=1
- *                                   # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=…
+ *                                   # BENCH_LOG_LEVEL=info BENCH_PROFILE_DIR=… BENCH_SHOW_LOG=1
+ *                                   # BENCH_ONLY=acme,no filter (requests whose names start so)
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -51,12 +52,14 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const WRITE_RATES = (process.env.BENCH_WRITES ?? '0,1,10,100').split(',').filter(Boolean).map(Number);
 const CREATES = process.env.BENCH_CREATES !== '0';
+/** BENCH_ONLY=acme,no filter: only the requests whose names start with one of these. */
+const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 /** The writer's cap on POSTs awaiting an answer: an overloaded server slows the rate instead of piling up. */
 const MAX_OUTSTANDING_WRITES = 200;
 const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
 
 /** The requests measured; `plan` is what EXPLAIN must show for the count and the page at this size. */
-const SCENARIOS = [
+const ALL_SCENARIOS = [
   {
     name: 'no filter',
     query: {},
@@ -88,6 +91,7 @@ const SCENARIOS = [
     plans: ['customer_count', 'Index Only Scan using customer_app_id_created_at_id_index'],
   },
 ];
+const SCENARIOS = ALL_SCENARIOS.filter((s) => !ONLY || ONLY.some((prefix) => s.name.startsWith(prefix)));
 
 async function main() {
   const { createScratchDatabase, dropDatabase } = await import(dist('infra/database-admin.js'));
@@ -576,7 +580,13 @@ function loadLine() {
 
 async function startChild(kind, url) {
   const child = fork(fileURLToPath(import.meta.url), [`--serve-${kind}`, url], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // BENCH_SHOW_LOG=1 shows Tollgate's log lines (the access log's `db` counts each request's statements).
+    stdio: [
+      'ignore',
+      process.env.BENCH_SHOW_LOG && kind === 'tollgate' ? 'inherit' : 'ignore',
+      'inherit',
+      'ipc',
+    ],
     // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of each Tollgate process there.
     execArgv:
       process.env.BENCH_PROFILE_DIR && kind === 'tollgate'

@@ -38,6 +38,27 @@ export const NEWEST_CUSTOMERS = new PreparedStatement<CustomerRow & { total: str
 );
 
 /**
+ * The app's total and the page at `offset` counted from the newest (`limit` rows), read from the oldest
+ * end: for a page near it, the same rows as NEWEST_CUSTOMERS would give after walking the whole list.
+ * Newest first; one row with a null customer when the page is empty. Parameters: the app (twice),
+ * `limit`, `offset`, `limit`, `offset`. (The walk's limit is the constant `limit` and a page cut short by the end is cut by
+ * its row numbers: with a limit computed from the total, PostgreSQL guessed a tenth of the app and
+ * joined the page to every customer.)
+ */
+export const OLDEST_CUSTOMERS = new PreparedStatement<CustomerRow & { total: string }>(
+  'tollgate_oldest_customers',
+  `select t.total, c.*
+     from (select ${COUNT_SQL} as total) as t
+     left join lateral (select s.id, s.created_at, row_number() over (order by s.created_at, s.id) as k
+                          from (select id, created_at from customer where app_id = ?
+                                 order by created_at asc, id asc
+                                 limit ? offset greatest(0, t.total - ?::bigint - ?::bigint)) as s) as p
+       on p.k <= t.total - ?::bigint
+     left join customer as c on c.id = p.id
+    order by p.created_at desc, p.id desc`,
+);
+
+/**
  * `key_ok`, and when it holds: the new customer's row, its audit event when an audited actor makes it
  * (`audit_id` not null, as the audit trail would append it on a flush), and its `customer.created` event
  * with a delivery for every enabled endpoint of the app that takes it (no event when none does, as

@@ -33,6 +33,7 @@ import {
   CREATE_CUSTOMER,
   type CustomerRow,
   NEWEST_CUSTOMERS,
+  OLDEST_CUSTOMERS,
   READ_CUSTOMER,
 } from './customer-statements.js';
 import {
@@ -45,8 +46,9 @@ import {
 
 /**
  * Up to this offset the unfiltered page is found from the newest end in one statement (an index-only
- * walk of at most this many entries, a few milliseconds) with the total kept by the database; deeper,
- * through the remembered positions (see CustomerListCache).
+ * walk of at most this many entries, a few milliseconds) with the total kept by the database, and as
+ * near the oldest end (by the total last remembered) from that end; between them, through the
+ * remembered positions (see CustomerListCache).
  */
 const NEAR_OFFSET = 10_000;
 
@@ -162,6 +164,16 @@ function keyToConfirm(principal: Principal): string | null {
   return principal.kind === 'apiKey' ? principal.apiKeyId : null;
 }
 
+/**
+ * A list whose share of raced reads (a moving average, each read weighing RACED_WEIGHT) is at least
+ * RACED_SHARE goes straight to the snapshot (`listRemembered`); each time, the share decays by
+ * RACED_DECAY. At most RACED_LISTS lists are followed.
+ */
+const RACED_SHARE = 0.5;
+const RACED_WEIGHT = 0.1;
+const RACED_DECAY = 0.97;
+const RACED_LISTS = 1_000;
+
 /** Customers a CustomersService remembers by id (see `rememberable` for their size). */
 const REMEMBERED_CUSTOMERS = 5_000;
 
@@ -218,6 +230,9 @@ export class CustomersService {
    */
   private readonly lists = new CustomerListCache();
 
+  /** Per list, the share of its recent reads that raced a write (see `listRemembered`); bounded. */
+  readonly #raced = new Map<string, number>();
+
   /**
    * Customers shown by id, per app (`app|id`), as the interface shows them: a read that finds one here
    * answers from memory after the change feed's barrier. Any change of a customer's row (and its
@@ -245,7 +260,11 @@ export class CustomersService {
     const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const { email, limit, offset } = parseInput(listCustomersSchema, input ?? {});
     if (email === undefined || email === '') {
-      if (offset <= NEAR_OFFSET) return this.listNewest(appId, limit, offset);
+      if (offset <= NEAR_OFFSET) return this.listFromAnEnd(appId, limit, offset);
+      // Near the oldest end by the total last remembered: read from that end (exact whatever it is now).
+      const remembered = this.lists.get(CustomerListCache.key(appId, null))?.total;
+      if (remembered !== undefined && remembered - offset <= NEAR_OFFSET)
+        return this.listFromAnEnd(appId, limit, offset, true);
       return this.listRemembered(appId, null, limit, offset);
     }
     return this.listRemembered(appId, email.toLowerCase(), limit, offset);
@@ -275,8 +294,13 @@ export class CustomersService {
     const synced = await this.changes.synced();
     const known = this.lists.get(key);
     if (known) {
-      const read = await this.readRemembered(null, key, appId, fragment, known, limit, offset);
-      if (read.page) return read.page;
+      // A list whose reads mostly race a write (an app written to many times a second) goes to the
+      // snapshot at once: the page read first would most likely be thrown away.
+      if (!this.#mostlyRaced(key)) {
+        const read = await this.readRemembered(null, key, appId, fragment, known, limit, offset);
+        this.#noteRace(key, read.page === null);
+        if (read.page) return read.page;
+      }
       const settled = synced && (await this.readInSnapshot(key, appId, fragment, limit, offset));
       if (settled) return settled;
     }
@@ -292,12 +316,32 @@ export class CustomersService {
   }
 
   /**
+   * Whether most recent reads of the list `key` found a write between their barrier and their page. Each
+   * time it says so the share decays a little, so that a read now and then tries again and the share
+   * follows the app's writes.
+   */
+  #mostlyRaced(key: string): boolean {
+    const share = this.#raced.get(key);
+    if (share === undefined || share < RACED_SHARE) return false;
+    this.#raced.set(key, share * RACED_DECAY);
+    return true;
+  }
+
+  /** Adds the outcome of a read of `key` to its share of raced reads (a moving average). */
+  #noteRace(key: string, raced: boolean): void {
+    const share = this.#raced.get(key) ?? 0;
+    if (!raced && share === 0) return;
+    if (this.#raced.size >= RACED_LISTS && !this.#raced.has(key)) this.#raced.clear();
+    this.#raced.set(key, share * (1 - RACED_WEIGHT) + (raced ? RACED_WEIGHT : 0));
+  }
+
+  /**
    * The page from what is remembered, in one read-only snapshot that holds writes whose notices had not
-   * arrived when it began. Its first statement tells the snapshot's versions (and answers when they
-   * are already the remembered ones); after a barrier of its own the notices of every write in the
-   * snapshot have arrived, so the list as it was at those versions is what is remembered with the
-   * notices since undone (CustomerListCache.at), and the second statement reads its page in the same
-   * snapshot. Null when the list cannot be had at those versions.
+   * arrived when it began. Its first statement reads the snapshot's versions; unless they are already
+   * the remembered ones, after a barrier of its own the notices of every write in the snapshot have
+   * arrived, so the list as it was at those versions is what is remembered with the notices since
+   * undone (CustomerListCache.at). The second statement reads its page in the same snapshot. Null when
+   * the list cannot be had at those versions.
    */
   private readInSnapshot(
     key: string,
@@ -308,12 +352,10 @@ export class CustomersService {
   ): Promise<Page<CustomerFields> | null> {
     const pattern = fragment === null ? null : likeFragment(fragment);
     return this.inPlannedTransaction(pattern, IsolationLevel.REPEATABLE_READ, false, async (em) => {
-      const known = this.lists.get(key);
-      if (!known) return null;
-      const first = await this.readRemembered(em, key, appId, fragment, known, limit, offset);
-      if (first.page) return first.page;
-      if (!(await this.changes.syncedNow())) return null;
-      const then = this.lists.at(key, first.version);
+      const [row] = await em.execute<{ version: string }[]>(`select ${SHARDS_SQL} as version`, [appId]);
+      const version = row?.version ?? '';
+      if (this.lists.get(key)?.version !== version && !(await this.changes.syncedNow())) return null;
+      const then = this.lists.at(key, version);
       if (!then) return null;
       return (await this.readRemembered(em, key, appId, fragment, then, limit, offset)).page;
     });
@@ -559,10 +601,17 @@ export class CustomersService {
 
   /**
    * One statement: the total kept by the database, and the page's ids found index-only from the newest
-   * end then joined to their rows.
+   * end (or, `fromOldest`, from the oldest: a page near it) then joined to their rows.
    */
-  private async listNewest(appId: string, limit: number, offset: number): Promise<Page<CustomerFields>> {
-    const rows = await NEWEST_CUSTOMERS.run(this.em, [appId, appId, limit, offset]);
+  private async listFromAnEnd(
+    appId: string,
+    limit: number,
+    offset: number,
+    fromOldest = false,
+  ): Promise<Page<CustomerFields>> {
+    const rows = fromOldest
+      ? await OLDEST_CUSTOMERS.run(this.em, [appId, appId, limit, offset, limit, offset])
+      : await NEWEST_CUSTOMERS.run(this.em, [appId, appId, limit, offset]);
     const data = rows.filter((row) => row.id !== null).map(({ total: _, ...row }) => customerFieldsOf(row));
     return { data, total: Number(rows[0]?.total ?? 0), limit, offset };
   }
