@@ -5,6 +5,7 @@ import { tokenFromDevMailbox } from '../helpers/auth-fixtures.js';
 import { BillingFixtures } from '../helpers/billing-fixtures.js';
 import { Fixtures } from '../helpers/entitlements-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
+import { wherePersonalDataRemains } from '../helpers/personal-data.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { payOnHostedPage, startServerWithUnreachableStripe } from '../helpers/stripe-fixtures.js';
 import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -60,31 +61,7 @@ async function customerWithPersonalData(key = apiKey) {
   return { id: created.body.id as string, email, name, metadataMarker, key: idempotencyKey };
 }
 
-/** Every text-like column of every table, searched for each needle (case-insensitively). */
-async function wherePersonalDataRemains(needles: string[]): Promise<string[]> {
-  // Every schema of the database: the job queue keeps its tables (and job payloads) in one of its own.
-  const columns = await sql<{ table_schema: string; table_name: string; column_name: string }>(
-    `select c.table_schema, c.table_name, c.column_name
-       from information_schema.columns c
-       join information_schema.tables t using (table_schema, table_name)
-      where c.table_schema not in ('pg_catalog', 'information_schema')
-        and t.table_type = 'BASE TABLE'
-        and c.data_type in ('text', 'character varying', 'character', 'json', 'jsonb')`,
-  );
-  expect(columns.length).toBeGreaterThan(20);
-  const found: string[] = [];
-  for (const { table_schema, table_name, column_name } of columns) {
-    for (const needle of needles) {
-      const rows = await sql<{ n: string }>(
-        `select count(*) as n from "${table_schema}"."${table_name}"
-          where strpos(lower("${column_name}"::text), lower(?)) > 0`,
-        [needle],
-      );
-      if (rows[0]!.n !== '0') found.push(`${table_schema}.${table_name}.${column_name} holds ${needle}`);
-    }
-  }
-  return found;
-}
+const personalDataLeft = (needles: string[]) => wherePersonalDataRemains(sql, needles);
 
 async function total(): Promise<number> {
   const res = await server.http.get('/v1/customers').set(auth());
@@ -150,7 +127,7 @@ describe('DELETE /v1/customers/:id', () => {
     expect(await sql('select 1 from idempotency_record where key = ?', [sessionKey])).toHaveLength(1);
     const before = await total();
     const needles = [customer.email, customer.name, customer.metadataMarker];
-    expect((await wherePersonalDataRemains(needles)).length).toBeGreaterThan(0);
+    expect((await personalDataLeft(needles)).length).toBeGreaterThan(0);
 
     const res = await server.http.delete(`/v1/customers/${customer.id}`).set(auth());
     expect(res.status).toBe(200);
@@ -189,7 +166,7 @@ describe('DELETE /v1/customers/:id', () => {
       await sql('select 1 from organization_member where organization_id = ?', [organizationId]),
     ).toHaveLength(1);
 
-    expect(await wherePersonalDataRemains(needles)).toEqual([]);
+    expect(await personalDataLeft(needles)).toEqual([]);
     // The answer kept under its session is a tombstone: credential and a digest of the key only.
     const tombstone = `erased:${createHash('sha256').update(sessionKey).digest('hex')}`;
     expect(
@@ -397,9 +374,7 @@ describe('a checkout paid after its customer was deleted', () => {
     expect(
       await sql('select 1 from subscription where stripe_subscription_id = ?', [stripeSubscriptionId]),
     ).toEqual([]);
-    expect(await wherePersonalDataRemains([customer.email, customer.name, customer.metadataMarker])).toEqual(
-      [],
-    );
+    expect(await personalDataLeft([customer.email, customer.name, customer.metadataMarker])).toEqual([]);
   });
 });
 
@@ -457,9 +432,7 @@ describe('customer.deleted and stored webhook payloads', () => {
     expect((await ownBilling.stripe.subscriptions.retrieve(subscription.stripeSubscriptionId)).status).toBe(
       'canceled',
     );
-    expect(await wherePersonalDataRemains([customer.email, customer.name, customer.metadataMarker])).toEqual(
-      [],
-    );
+    expect(await personalDataLeft([customer.email, customer.name, customer.metadataMarker])).toEqual([]);
   });
 });
 

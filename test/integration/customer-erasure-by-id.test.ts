@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { withContext } from '../../src/db.js';
 import { eventually } from '../helpers/eventually.js';
+import { wherePersonalDataRemains } from '../helpers/personal-data.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -33,34 +34,7 @@ function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
-/** Every text and JSON column of every table (the job queue's schema too) that holds one of `needles`. */
-async function wherePersonalDataRemains(needles: string[]): Promise<string[]> {
-  const columns = await sql<{ table_schema: string; table_name: string; column_name: string }>(
-    `select c.table_schema, c.table_name, c.column_name
-       from information_schema.columns c
-       join information_schema.tables t using (table_schema, table_name)
-      where c.table_schema not in ('pg_catalog', 'information_schema')
-        and t.table_type = 'BASE TABLE'
-        and c.data_type in ('text', 'character varying', 'character', 'json', 'jsonb')`,
-  );
-  expect(columns.length).toBeGreaterThan(20);
-  expect(columns.some((c) => c.table_schema !== 'public')).toBe(true);
-  // One query per column for every needle, a few columns at a time: the scan reads the whole shared test
-  // database, which the other test files fill while it runs.
-  const found: string[] = [];
-  const scanColumn = async ({ table_schema, table_name, column_name }: (typeof columns)[number]) => {
-    const rows = await sql<{ needle: string }>(
-      `select needles.needle from jsonb_array_elements_text(?::jsonb) as needles(needle)
-        where exists (select 1 from "${table_schema}"."${table_name}"
-                       where strpos(lower("${column_name}"::text), lower(needles.needle)) > 0
-                          or strpos("${column_name}"::text, needles.needle) > 0)`,
-      [JSON.stringify(needles)],
-    );
-    for (const { needle } of rows) found.push(`${table_schema}.${table_name}.${column_name} holds ${needle}`);
-  };
-  for (let i = 0; i < columns.length; i += 4) await Promise.all(columns.slice(i, i + 4).map(scanColumn));
-  return found;
-}
+const personalDataLeft = (needles: string[]) => wherePersonalDataRemains(sql, needles);
 
 describe('erasure by subject id', () => {
   it("touches no bystander whose e-mail or name overlaps the deleted customer's as text", async () => {
@@ -254,13 +228,13 @@ describe('erasure by subject id', () => {
     );
     expect(stored).toEqual([{ n: String(sends.length) }]);
     const needles = [email, name, marker, renamed, renamedMarker];
-    expect((await wherePersonalDataRemains(needles)).length).toBeGreaterThan(0);
+    expect((await personalDataLeft(needles)).length).toBeGreaterThan(0);
     const otherId = answers[2]!.body.id as string;
 
     const res = await server.http.delete(`/v1/customers/${id}`).set(auth(apiKey));
     expect(res.status).toBe(200);
 
-    expect(await wherePersonalDataRemains(needles)).toEqual([]);
+    expect(await personalDataLeft(needles)).toEqual([]);
     // Tombstones: credential and key only.
     const tombstones = await sql<Record<string, unknown>>(
       `select fingerprint, response_status, response_body, customer_ids from idempotency_record
@@ -288,6 +262,6 @@ describe('erasure by subject id', () => {
       [appId, JSON.stringify([id])],
     );
     expect(types).toEqual([{ type: 'customer.deleted' }]);
-    expect(await wherePersonalDataRemains(needles)).toEqual([]);
+    expect(await personalDataLeft(needles)).toEqual([]);
   }, 120_000);
 });
