@@ -26,6 +26,12 @@ const checkWithKey = (server: TestServer, key: string, customerId: string) =>
 const sessionOf = (server: TestServer, appId: string, token: string) =>
   server.http.get(`/v1/apps/${appId}/auth/session`).set('authorization', `Bearer ${token}`);
 
+/** The answer to a revoked or unknown API key, exactly. */
+function expectKeyRefused(res: { status: number; body: unknown }): void {
+  expect(res.status).toBe(401);
+  expect(res.body).toEqual({ statusCode: 401, message: 'Invalid or revoked API key', error: 'Unauthorized' });
+}
+
 /** Two requests per instance, so each instance answers the second from its cache. */
 async function prime(send: (server: TestServer) => Promise<{ status: number }>): Promise<void> {
   for (const server of [a, b, a, b]) expect((await send(server)).status).toBe(200);
@@ -50,13 +56,7 @@ describe('credential caches across instances', () => {
     );
     expect(revoked.body.data.revokeApiKey.revokedAt).not.toBeNull();
     for (const server of [b, a]) {
-      const res = await checkWithKey(server, spare.apiKey, customerId);
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual({
-        statusCode: 401,
-        message: 'Invalid or revoked API key',
-        error: 'Unauthorized',
-      });
+      expectKeyRefused(await checkWithKey(server, spare.apiKey, customerId));
     }
     // The app's other key is untouched.
     expect((await checkWithKey(b, apiKey, customerId)).status).toBe(200);
@@ -225,13 +225,7 @@ describe('customer reads by id across instances', () => {
     await prime((server) => readWithKey(server, apiKey, customerId));
     await sql('update api_key set revoked_at = now() where app_id = ?', [appId]);
     for (const server of [b, a]) {
-      const res = await readWithKey(server, apiKey, customerId);
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual({
-        statusCode: 401,
-        message: 'Invalid or revoked API key',
-        error: 'Unauthorized',
-      });
+      expectKeyRefused(await readWithKey(server, apiKey, customerId));
     }
   });
 
