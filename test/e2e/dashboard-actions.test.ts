@@ -3,6 +3,7 @@ import {
   countIs,
   DashboardBrowser,
   DESKTOP,
+  disabled,
   PHONE,
   showsText,
   sidewaysOverflow,
@@ -363,7 +364,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), "the dashboard's everyday actio
     await page.getByRole('button', { name: `Disable endpoint ${url}` }).click();
     await visible(page.getByText(`Endpoint ${url} disabled.`));
     expect((await endpoints())[0].enabled).toBe(false);
-    expect(await page.getByRole('button', { name: `Send a test event to ${url}` }).isDisabled()).toBe(true);
+    await disabled(page.getByRole('button', { name: `Send a test event to ${url}` }));
     await page.getByRole('button', { name: `Enable endpoint ${url}` }).click();
     await visible(page.getByText(`Endpoint ${url} enabled.`));
     expect((await endpoints())[0].enabled).toBe(true);

@@ -108,6 +108,14 @@ export async function visible(locator: Locator): Promise<void> {
   await locator.waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
 }
 
+/** Waits until the control is disabled (a page re-renders after its message shows). */
+export async function disabled(locator: Locator): Promise<void> {
+  await eventually(async () => (await locator.isDisabled()) || undefined, {
+    timeoutMs: STEP_TIMEOUT_MS,
+    what: 'the control to be disabled',
+  });
+}
+
 /** Waits until the element's text, spaces folded, contains `expected` (or matches it). */
 export async function showsText(locator: Locator, expected: string | RegExp): Promise<void> {
   let last = '';
