@@ -298,6 +298,16 @@ export class ChangeFeed {
   }
 }
 
+/** The tag a FeedCache puts on what it holds of customer `id` (see `customerChangeTags`). */
+export function customerTag(id: string): string {
+  return `customer:${id}`;
+}
+
+/** For a FeedCache of what customers are: a customer's change drops what was held of it. */
+export function customerChangeTags(change: Change): readonly string[] {
+  return change.t === 'customer' ? [customerTag(change.id)] : [];
+}
+
 /** Entries a FeedCache keeps before dropping its oldest. */
 export const CACHE_MAX_ENTRIES = 10_000;
 

@@ -5,7 +5,7 @@ import { newId } from '../../core/ids.js';
 import { type OrgRole, type Principal, requireSession, type SessionPrincipal } from '../../core/principal.js';
 import { hashSecret, randomSecret, SESSION_TOKEN_PREFIX } from '../../core/tokens.js';
 import { parseInput } from '../../core/validation.js';
-import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import { type ChangeFeed, customerChangeTags, customerTag, FeedCache } from '../../infra/change-feed.js';
 import type { AppsService } from '../apps/apps.service.js';
 import { Customer, type Metadata } from '../customers/customer.entity.js';
 import type {
@@ -83,9 +83,7 @@ export class SessionsService {
     private readonly entitlements: EntitlementsService,
     private readonly changes: ChangeFeed,
   ) {
-    this.#customers = new FeedCache(changes, (change) =>
-      change.t === 'customer' ? [`customer:${change.id}`] : [],
-    );
+    this.#customers = new FeedCache(changes, customerChangeTags);
   }
 
   /**
@@ -122,7 +120,7 @@ export class SessionsService {
     const customer = await this.#customers.get(
       session.customerId,
       () => this.loadCustomer(id, session.customerId),
-      (c) => [`customer:${c.id}`],
+      (c) => [customerTag(c.id)],
       undefined,
       synced,
     );

@@ -15,7 +15,7 @@ import {
 } from '../../core/principal.js';
 import { noteCustomer } from '../../core/subjects.js';
 import { parseInput } from '../../core/validation.js';
-import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import { type ChangeFeed, customerChangeTags, customerTag, FeedCache } from '../../infra/change-feed.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import { auditEventColumns } from '../audit/audit-record.js';
 import type { OutboundEvents } from '../webhooks/outbound-events.js';
@@ -217,11 +217,7 @@ export class CustomersService {
   ) {
     changes.listenChannel(CUSTOMER_ROWS_CHANNEL, (payload) => this.lists.notice(payload));
     changes.listen({ changed: () => undefined, reset: () => this.lists.reset() });
-    this.#shown = new FeedCache(
-      changes,
-      (change) => (change.t === 'customer' ? [`customer:${change.id}`] : []),
-      REMEMBERED_CUSTOMERS,
-    );
+    this.#shown = new FeedCache(changes, customerChangeTags, REMEMBERED_CUSTOMERS);
   }
 
   /**
@@ -720,7 +716,7 @@ export class CustomersService {
       const customer = await this.#readCustomer(acting.appId, acting.apiKeyId, id);
       return customer && presentCustomer(customer);
     };
-    const tags = () => [`customer:${id}`];
+    const tags = () => [customerTag(id)];
     let shown: CustomerJson | undefined;
     if (acting.unconfirmed && this.#shown.peek(cacheKey) !== undefined) {
       requireApiKey(await acting.unconfirmed.confirm());

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
-import { type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import { type ChangeFeed, customerChangeTags, customerTag, FeedCache } from '../../infra/change-feed.js';
 import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 
 /** Whose subscription or entitlements an API key asks for: exactly one of `customerId`, `organizationId`. */
@@ -24,7 +24,7 @@ export type BillingContext =
  * row) drops it on every instance when it commits.
  */
 export function knownCustomers(changes: ChangeFeed): FeedCache<boolean> {
-  return new FeedCache(changes, (change) => (change.t === 'customer' ? [`customer:${change.id}`] : []));
+  return new FeedCache(changes, customerChangeTags);
 }
 
 /**
@@ -66,7 +66,7 @@ export async function billingContextOf(
         ? await customers.get(
             `${caller.appId}|${customerId}`,
             exists,
-            () => [`customer:${customerId}`],
+            () => [customerTag(customerId)],
             (f) => f,
             synced,
           )
