@@ -32,7 +32,7 @@ export type Principal =
        * been revoked a moment ago. Every other path refuses such a principal. `confirm` resolves the key
        * as every other path does (after the change feed's barrier): the confirmed principal, or 401.
        */
-      readonly unconfirmed?: { readonly confirm: () => Promise<Principal> };
+      readonly unconfirmed?: { readonly confirm: () => Promise<ApiKeyPrincipal> };
     }
   | {
       readonly kind: 'session';

@@ -1,7 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.js';
 import { UnauthorizedError } from '../../core/errors.js';
-import { ANONYMOUS, type OrgRole, type Principal, revokedApiKey } from '../../core/principal.js';
+import {
+  ANONYMOUS,
+  type ApiKeyPrincipal,
+  type OrgRole,
+  type Principal,
+  revokedApiKey,
+} from '../../core/principal.js';
 import { API_KEY_PREFIX, hashSecret, SESSION_TOKEN_PREFIX, secretsEqual } from '../../core/tokens.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
@@ -98,7 +104,7 @@ export class CredentialsService {
   }
 
   /** The key whose hash is `hash`, confirmed after the change feed's barrier; 401 when unknown or revoked. */
-  async #apiKeyOf(hash: string): Promise<Principal> {
+  async #apiKeyOf(hash: string): Promise<ApiKeyPrincipal> {
     const row = await this.#apiKeys.get(
       hash,
       () => this.loadApiKey(hash),

@@ -697,9 +697,9 @@ export class CustomersService {
   async getCustomer(principal: Principal, id: string, scope?: AppScope): Promise<Customer> {
     const acting = requireApiKeyConfirmedInStatement(await actingOnApp(this.em, principal, scope));
     if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
-    const customer = await this.#readCustomer(acting.appId, keyToConfirm(principal), id);
-    if (customer === undefined) throw new NotFoundError('Customer', id);
-    return customer;
+    const row = await this.#readCustomer(acting.appId, keyToConfirm(principal), id);
+    if (row === undefined) throw new NotFoundError('Customer', id);
+    return this.em.map(Customer, row);
   }
 
   /**
@@ -713,13 +713,13 @@ export class CustomersService {
     if (id.length > MAX_ID_LENGTH) throw new NotFoundError('Customer');
     const cacheKey = `${acting.appId}|${id}`;
     const load = async () => {
-      const customer = await this.#readCustomer(acting.appId, acting.apiKeyId, id);
-      return customer && presentCustomer(customer);
+      const row = await this.#readCustomer(acting.appId, acting.apiKeyId, id);
+      return row && presentCustomer(customerFieldsOf(row));
     };
     const tags = () => [customerTag(id)];
     let shown: CustomerJson | undefined;
     if (acting.unconfirmed && this.#shown.peek(cacheKey) !== undefined) {
-      requireApiKey(await acting.unconfirmed.confirm());
+      await acting.unconfirmed.confirm();
       shown = await this.#shown.get(cacheKey, load, tags, rememberable);
     } else {
       shown = await this.#shown.fill(cacheKey, load, tags, rememberable);
@@ -730,15 +730,15 @@ export class CustomersService {
   }
 
   /**
-   * The app's customer `id`, in one statement that confirms the API key `key` (401 when it is revoked;
-   * null for the operator, who holds none).
+   * The row of the app's customer `id`, in one statement that confirms the API key `key` (401 when it is
+   * revoked; null for the operator, who holds none).
    */
-  async #readCustomer(appId: string, key: string | null, id: string): Promise<Customer | undefined> {
+  async #readCustomer(appId: string, key: string | null, id: string): Promise<CustomerRow | undefined> {
     const [row] = await READ_CUSTOMER.run(this.em, [key, key, id, appId]);
     if (!row?.key_ok) throw revokedApiKey();
     if (row.id === null) return undefined;
     const { key_ok: _, ...columns } = row;
-    return this.em.map(Customer, columns);
+    return columns;
   }
 
   /**
