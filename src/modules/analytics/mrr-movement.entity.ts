@@ -105,14 +105,11 @@ export class MrrMovement {
   occurredAt!: Date;
 }
 
-/** Rows of `mrr_daily` per app, currency, day and plan: movements of different subjects rarely share one. */
-export const MRR_DAILY_SHARDS = 16;
-
 /**
  * The movements of one UTC day, per app, currency and plan, summed in the same transaction as each
- * movement: a range's figures read these few rows instead of every movement. Each is split in up to
- * MRR_DAILY_SHARDS rows by the movement's subject (`shard`), so concurrent movements of different
- * subjects seldom wait for each other's row lock (held until their commit); readers sum the shards.
+ * movement: a range's figures read these few rows instead of every movement. Each is split in up to 16
+ * rows by the movement's subject (`shard`), so concurrent movements of different subjects seldom wait
+ * for each other's row lock (held until their commit); readers sum the shards.
  */
 @Entity({ tableName: 'mrr_daily' })
 export class MrrDaily {
@@ -128,7 +125,7 @@ export class MrrDaily {
   @PrimaryKey({ type: 'text' })
   planId!: string;
 
-  /** The subject's shard: `hashtext(subject_id) & (MRR_DAILY_SHARDS - 1)`. */
+  /** The subject's shard, written by `tollgate_record_mrr_movement`: `hashtext(subject_id) & 15`. */
   @PrimaryKey({ type: 'smallint', default: 0 })
   shard: Opt<number> = 0;
 

@@ -41,9 +41,9 @@ export const NEWEST_CUSTOMERS = new PreparedStatement<CustomerRow & { total: str
  * The app's total and the page at `offset` counted from the newest (`limit` rows), read from the oldest
  * end: for a page near it, the same rows as NEWEST_CUSTOMERS would give after walking the whole list.
  * Newest first; one row with a null customer when the page is empty. Parameters: the app (twice),
- * `limit`, `offset`, `limit`, `offset`. (The walk's limit is the constant `limit` and a page cut short by the end is cut by
- * its row numbers: with a limit computed from the total, PostgreSQL guessed a tenth of the app and
- * joined the page to every customer.)
+ * `limit`, `offset`, `limit`, `offset`. (The walk's limit is the constant `limit`, and a page cut short
+ * by the end is cut by its row numbers: with a limit computed from the total, PostgreSQL guessed a
+ * tenth of the app and joined the page to every customer.)
  */
 export const OLDEST_CUSTOMERS = new PreparedStatement<CustomerRow & { total: string }>(
   'tollgate_oldest_customers',

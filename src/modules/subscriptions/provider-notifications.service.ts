@@ -416,9 +416,10 @@ export class ProviderNotificationsService {
         case 'same_second':
           return this.#underRowLock(event, remote);
         case 'mrr_changes':
-          // Made in a transaction, which records its MRR movement (with coupon terms read from Stripe). A storm of deliveries for one
-          // subscription queues here, holding no connection, rather than at the row lock, holding one
-          // each: when its turn comes, an event the first one made current takes the one-statement path.
+          // Made in a transaction, which records its MRR movement (with coupon terms read from Stripe). A
+          // storm of deliveries for one subscription queues here, holding no connection, rather than at
+          // the row lock, holding one each: when its turn comes, an event the first one made current
+          // takes the one-statement path.
           if (!queued)
             return this.#oneAtATime(remote.id, () => this.#subscriptionChanged(event, remote, true));
           return this.#underRowLock(event, await this.#withCoupons(remote));

@@ -144,11 +144,12 @@ export class SubscriptionEvents {
   #movementsOfProviderChange(change: PendingProviderChange): MovementValues[] {
     if (change.mrr === null || this.options.recordMovements === false) return [];
     const { after } = change;
+    const owner = ownerOfRow(after);
     return mrrMovements({
-      appId: after.app_id,
+      appId: owner.appId,
       subscriptionId: after.id,
-      customerId: after.organization_id === null ? after.customer_id : null,
-      organizationId: after.organization_id,
+      customerId: owner.customerId ?? null,
+      organizationId: owner.organizationId ?? null,
       before: change.mrr.before,
       after: {
         amount: change.mrr.after.amount,
