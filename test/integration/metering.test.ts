@@ -50,6 +50,18 @@ async function grant(apiKey: string, body: Record<string, unknown>) {
   return res.body as { id: string; remaining: number };
 }
 
+/** A customer with 10 calls a month and a grant of 5 more that expires a day after START. */
+async function withGrantForADay() {
+  const subject = await setup({ calls: { limit: 10, reset: 'month' } });
+  await grant(subject.apiKey, {
+    customerId: subject.customerId,
+    feature: 'calls',
+    amount: 5,
+    expiresAt: new Date(START.getTime() + DAY).toISOString(),
+  });
+  return subject;
+}
+
 const monthEnd = '2027-04-01T00:00:00.000Z';
 
 describe('metered plan features', () => {
@@ -201,13 +213,7 @@ describe('burn-down, grants, expiry, void and refunds', () => {
   });
 
   it('stops counting a grant in a check answered from memory once the grant expires', async () => {
-    const { apiKey, customerId } = await setup({ calls: { limit: 10, reset: 'month' } });
-    await grant(apiKey, {
-      customerId,
-      feature: 'calls',
-      amount: 5,
-      expiresAt: new Date(START.getTime() + DAY).toISOString(),
-    });
+    const { apiKey, customerId } = await withGrantForADay();
     const check = async () => {
       const res = await server.http
         .get(`/v1/entitlements/check/calls?customerId=${customerId}`)
@@ -223,13 +229,7 @@ describe('burn-down, grants, expiry, void and refunds', () => {
   });
 
   it('stops counting an expired grant, and a voided grant loses its unspent part (once)', async () => {
-    const { apiKey, customerId } = await setup({ calls: { limit: 10, reset: 'month' } });
-    await grant(apiKey, {
-      customerId,
-      feature: 'calls',
-      amount: 5,
-      expiresAt: new Date(START.getTime() + DAY).toISOString(),
-    });
+    const { apiKey, customerId } = await withGrantForADay();
     const voidable = await grant(apiKey, { customerId, feature: 'calls', amount: 100, priority: 0 });
     expect((await balances(apiKey, `?customerId=${customerId}`))[0]).toMatchObject({
       granted: 105,
