@@ -27,7 +27,7 @@
  */
 import { fork } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -82,12 +82,18 @@ async function main() {
       for (const server of servers) {
         const events = makeEvents(server.kind, round);
         sent[server.kind].push(...events.unique);
+        const cpuBefore = { server: cpuMs(server.pid), database: databaseCpuMs() };
         const result = await deliver(server.target, events.deliveries);
+        result.cpu = {
+          server: ((cpuMs(server.pid) - cpuBefore.server) * 1000) / result.count,
+          database: ((databaseCpuMs() - cpuBefore.database) * 1000) / result.count,
+        };
         if (round > 0) results[server.kind].push(result);
         console.log(
           `${round === 0 ? 'warm-up' : `round ${round}`}  ${server.kind.padEnd(9)}` +
             `${result.rate.toFixed(0).padStart(6)} events/s   p50 ${result.p50.toFixed(1)} ms   ` +
-            `p99 ${result.p99.toFixed(1)} ms   (${result.count} deliveries, ${result.failed} not 200)`,
+            `p99 ${result.p99.toFixed(1)} ms   CPU µs/delivery: server ${result.cpu.server.toFixed(0)}, ` +
+            `PostgreSQL ${result.cpu.database.toFixed(0)}   (${result.count} deliveries, ${result.failed} not 200)`,
         );
       }
     }
@@ -111,7 +117,8 @@ async function main() {
           `p99 ${median(results[kind].map((r) => r.p99)).toFixed(1)} ms (${spread(
             results[kind].map((r) => r.p99),
             1,
-          )})   ` +
+          )})   CPU µs/delivery: server ${median(results[kind].map((r) => r.cpu.server)).toFixed(0)}, ` +
+          `PostgreSQL ${median(results[kind].map((r) => r.cpu.database)).toFixed(0)}   ` +
           `exactly-once: ${failures.length === 0 ? 'held' : `BROKEN: ${failures.slice(0, 5).join('; ')}`}`,
       );
       if (failures.length > 0 || failed > 0) ok = false;
@@ -296,6 +303,43 @@ function subscriptionEvent(kind, round, i, sub, created) {
   };
 }
 
+/**
+ * User + system CPU time of a process, in ms: fields 14 and 15 of /proc/<pid>/stat, in USER_HZ (100 on
+ * every Linux architecture Node runs on).
+ */
+function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0; // gone (a backend that ended) or not Linux
+  }
+}
+
+/**
+ * The CPU time, in ms, of every PostgreSQL process of this machine (the server's backends and its
+ * background writers): the database's share of a round is its difference. Other databases' work on the
+ * server counts too; 0 where /proc is not there.
+ */
+function databaseCpuMs() {
+  let total = 0;
+  let pids = [];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuMs(pid);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
+}
+
 /** Sends every delivery over CONNECTIONS keep-alive connections; latency per delivery, rate overall. */
 async function deliver(target, deliveries) {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
@@ -460,6 +504,7 @@ async function start(kind, url) {
   });
   return {
     kind,
+    pid: child.pid,
     target,
     ask: (question) =>
       new Promise((resolve) => {
