@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type Stripe from 'stripe';
 import { withContext } from '../../src/db.js';
 import { ProviderNotificationsService } from '../../src/modules/subscriptions/provider-notifications.service.js';
@@ -278,6 +279,67 @@ describe('Stripe notification receiver', () => {
       status: 'active',
       cancel_at_period_end: false,
     });
+  });
+
+  it('does not apply a newer event over a change committed after its statement read the row: it reads the row again', async () => {
+    const { completed, subscriptionId, remote } = await subscribedCustomer('stale-read@example.com');
+    const before = await server.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ mrr_inputs: string; provider_event_created: string }[]>(
+        'select mrr_inputs, provider_event_created from subscription where stripe_subscription_id = ?',
+        [subscriptionId],
+      );
+    const counted = before[0]!.mrr_inputs;
+    // Another writer changes the row (as an older event that moved the MRR would) and holds it.
+    const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await other.connect();
+    try {
+      const { rows } = await other.query<{ pid: number }>('select pg_backend_pid() as pid');
+      await other.query('begin');
+      await other.query(
+        `update subscription set status = 'past_due', mrr_inputs = 'changed meanwhile',
+                provider_event_created = provider_event_created + 1
+          where stripe_subscription_id = $1`,
+        [subscriptionId],
+      );
+      // A newer event with the inputs the row had when the receiver's statement read it: no MRR change by
+      // that read, so the statement goes to update the row, and waits for the other writer.
+      const newer = signedNotification(server, {
+        ...completed,
+        id: 'evt_stale_read',
+        type: 'customer.subscription.updated',
+        created: (completed.created as number) + 100,
+        data: { object: { ...remote, status: 'active' } },
+      });
+      // Sent now (a supertest request starts when it is awaited or `then` is called).
+      const answer = post(newer.body, newer.signature).then((res) => res);
+      await eventually(
+        async () => {
+          const waiting = await count(
+            `select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))`,
+            [rows[0]!.pid],
+          );
+          return waiting > 0 ? true : undefined;
+        },
+        { what: "the receiver's statement to wait for the other writer's row" },
+      );
+      await other.query('commit');
+      expect((await answer).status).toBe(200);
+    } finally {
+      await other.end();
+    }
+    // Applied on the row as it is now: the event's state, and the MRR counted again from it (the row's
+    // inputs are the event's, not the other writer's).
+    const after = await server.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ status: string; mrr_inputs: string }[]>(
+        'select status, mrr_inputs from subscription where stripe_subscription_id = ?',
+        [subscriptionId],
+      );
+    expect(after[0]).toEqual({ status: 'active', mrr_inputs: counted });
+    expect(await count('select count(*) as n from processed_event where id = ?', ['evt_stale_read'])).toBe(1);
   });
 
   it('applies a newer event under the row lock once its optimistic tries are spent: exactly once, announced once', async () => {

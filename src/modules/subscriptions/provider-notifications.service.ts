@@ -413,6 +413,8 @@ export class ProviderNotificationsService {
           return { applied: true };
         case 'skipped':
           return { applied: false };
+        case 'raced':
+          continue;
         case 'same_second':
           return this.#underRowLock(event, remote);
         case 'mrr_changes':
