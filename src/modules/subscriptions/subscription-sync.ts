@@ -341,9 +341,10 @@ function entitledOfOwner(overrideId: string, status: string, planId: string): st
  * is not recorded yet, the row (and its version) as read, its plan before and after, and its owner's
  * entitled plan before and after (the row read in its new state: nothing else changes in this statement).
  *
- * It locked the row first, until it was found that a statement that locks a row and writes nothing else is
- * still a transaction with an id, whose commit waits for the WAL to reach the disk: for a duplicate, or a
- * change made by the second statement, a flush for nothing (under `bench/webhook-ingestion.js`, 0.32 → 0.41 of the raw receiver).
+ * It locked the row first. But a statement that locks a row and writes nothing else is still a transaction
+ * with an id, whose commit waits for the WAL to reach the disk: for a duplicate, or a change the second
+ * statement makes, a flush for nothing. Without the lock, under `bench/webhook-ingestion.js`: 1 247 →
+ * 1 587 events/s; CPU a delivery, PostgreSQL 620 → 517 µs and the server 580 → 433 µs.
  */
 const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
   'tollgate_apply_newer_provider_event',
