@@ -372,6 +372,15 @@ export class FeedCache<V> implements ChangeListener {
   }
 
   /**
+   * Stores `value`, read from the database by a statement that began when the feed's version was
+   * `since`, if no notice has arrived since (as `fill` does for a load of its own): for a path that reads
+   * several values in one statement.
+   */
+  storeRead(key: string, value: V, tags: readonly string[], since: number): void {
+    if (this.feed.listening && since === this.feed.version) this.#store(key, value, tags);
+  }
+
+  /**
    * The cached value for `key`, if any, without waiting for the change feed: it may be stale by the
    * changes still on their way, so the caller must confirm it against the database before relying on it.
    */

@@ -77,6 +77,9 @@ describe('lists on two instances while the app is written to', () => {
       { offset: 13_333, limit: 9 },
       { email: '.example', offset: 11_000 },
       { offset: 23_990 },
+      // The first pages of the whole list, answered from the remembered head where its rows are known.
+      {},
+      { offset: 30, limit: 70 },
     ];
     const sid = () => `cus_wsql_${randomBytes(6).toString('hex')}`;
     const u = () => randomBytes(3).toString('hex');
@@ -212,6 +215,8 @@ describe('lists on two instances while the app is written to', () => {
       { email: `${tag}123` },
       { email: short, offset: 90 },
       { offset: 10_200 },
+      {},
+      { offset: 30, limit: 70 },
     ];
 
     // The app's rows: id → [created_at in µs, email_lower]. created_at never ties in this test, so the

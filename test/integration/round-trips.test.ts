@@ -70,6 +70,46 @@ describe('round trips per request', () => {
     expect(roundTripsOf(third.headers['x-request-id']).statements).toBe(1);
   });
 
+  it('lists the newest customers in one statement, then from memory after one barrier', async () => {
+    const app = await server.createApp();
+    const create = (email: string) =>
+      server.http.post('/v1/customers').set('authorization', `Bearer ${app.apiKey}`).send({ email });
+    for (const n of [1, 2, 3]) expect((await create(`list-${n}@example.com`)).status).toBe(201);
+    const list = () => server.http.get('/v1/customers?limit=2').set('authorization', `Bearer ${app.apiKey}`);
+    const emails = (res: { body: { data: { email: string }[] } }) => res.body.data.map((c) => c.email);
+
+    const first = await list();
+    expect(first.status).toBe(200);
+    expect(emails(first)).toEqual(['list-3@example.com', 'list-2@example.com']);
+    expect(first.body.pagination).toEqual({ total: 3, limit: 2, offset: 0 });
+    expect(roundTripsOf(first.headers['x-request-id']).statements).toBe(1);
+    const second = await list();
+    expect(second.body).toEqual(first.body);
+    expect(roundTripsOf(second.headers['x-request-id'])).toEqual({ statements: 0, barriers: 1 });
+
+    // A new customer heads the list: its row is read once, with the page, then remembered.
+    const created = await create('list-4@example.com');
+    const third = await list();
+    expect(third.body).toEqual({
+      data: [created.body, second.body.data[0]],
+      pagination: { total: 4, limit: 2, offset: 0 },
+    });
+    expect(roundTripsOf(third.headers['x-request-id']).statements).toBe(1);
+    const fourth = await list();
+    expect(fourth.body).toEqual(third.body);
+    expect(roundTripsOf(fourth.headers['x-request-id'])).toEqual({ statements: 0, barriers: 1 });
+
+    // A change of a listed customer is shown on the next page read.
+    const patched = await server.http
+      .patch(`/v1/customers/${created.body.id}`)
+      .set('authorization', `Bearer ${app.apiKey}`)
+      .send({ name: 'Renamed' });
+    expect(patched.status).toBe(200);
+    const fifth = await list();
+    expect(fifth.body.data[0]).toEqual(patched.body);
+    expect(roundTripsOf(fifth.headers['x-request-id']).statements).toBe(1);
+  });
+
   /**
    * A customer whose paid checkout Tollgate has applied (Stripe's own deliveries held back), and newer
    * `customer.subscription.updated` events for it, signed as Stripe signs them.

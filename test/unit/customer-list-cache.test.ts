@@ -138,6 +138,34 @@ describe('CustomerListCache', () => {
     expect(cache.get('short')?.version).toBe('0:8,4:1');
   });
 
+  it('keeps the newest rows of the unfiltered list in order through inserts and deletions', () => {
+    const cache = new CustomerListCache();
+    const head = [0, 1, 2].map((p) => ({ id: `cus_${p}`, at: at(p) }));
+    cache.store('k', 'app_1', null, { ...count('0:1', 500), head }, []);
+    // A new customer goes first; one created long ago goes after the head (only the total sees it).
+    cache.notice(notice(0, 2, [row('cus_new', at(-1)), row('cus_early', at(400))]));
+    expect(cache.get('k')?.head?.map((r) => r.id)).toEqual(['cus_new', 'cus_0', 'cus_1', 'cus_2']);
+    expect(cache.get('k')?.total).toBe(502);
+    // A row of the head goes with its deletion; one older than the head changes only the total.
+    cache.notice(notice(0, 3, [], [row('cus_1', at(1)), row('cus_300', at(300))]));
+    expect(cache.get('k')?.head?.map((r) => r.id)).toEqual(['cus_new', 'cus_0', 'cus_2']);
+    expect(cache.get('k')?.total).toBe(500);
+    // A deleted row newer than the head's oldest that the head does not hold: it was not what it says.
+    cache.notice(notice(0, 4, [], [row('cus_ghost', at(0) - 1)]));
+    expect(cache.get('k')).toBeUndefined();
+  });
+
+  it('grows a head that holds the whole list with a row older than all of it, and forgets one at a tie', () => {
+    const cache = new CustomerListCache();
+    const head = [0, 1].map((p) => ({ id: `cus_${p}`, at: at(p) }));
+    cache.store('k', 'app_1', null, { ...count('0:1', 2), head }, []);
+    cache.notice(notice(0, 2, [row('cus_early', at(400))]));
+    expect(cache.get('k')?.head?.map((r) => r.id)).toEqual(['cus_0', 'cus_1', 'cus_early']);
+    // Same created_at as a row of the head, another id: their order is the database's.
+    cache.notice(notice(0, 3, [row('cus_twin', at(1))]));
+    expect(cache.get('k')).toBeUndefined();
+  });
+
   it('forgets everything on reset', () => {
     const cache = new CustomerListCache();
     cache.store('k', 'app_1', null, count('0:7', 100), []);

@@ -46,6 +46,12 @@ export interface ListCount {
   readonly density: number;
   /** Every row of a short filtered list, newest first; null for a longer one. */
   readonly rows: readonly ListRow[] | null;
+  /**
+   * The unfiltered list's newest rows, newest first, at most HEAD_ROWS: the ids of its first pages,
+   * whose customers the instance may remember as shown (see `presentCustomerPage`). Every row of the
+   * list when there are as many as `total`.
+   */
+  readonly head?: readonly ListRow[] | null;
 }
 
 export interface ListSnapshot extends ListCount {
@@ -86,6 +92,9 @@ const MAX_ANCHORS = 400;
  * Matches SHORT_LIST in customers.service.ts.
  */
 const MAX_ROWS = 100;
+
+/** The most rows a head keeps (a head grown past it by inserts drops its oldest). */
+export const HEAD_ROWS = 100;
 
 /**
  * Notices kept to bring an entry stored after a count up to date: the ones that arrived while it was
@@ -173,7 +182,51 @@ function adjust(
     }
     anchors = moved;
   }
-  return { ...snapshot, total, rows, anchors };
+  if (!snapshot.head) return { ...snapshot, total, rows, anchors };
+  const head = adjustHead(snapshot.head, snapshot.total, removed, added);
+  return head === undefined ? null : { ...snapshot, total, rows, anchors, head };
+}
+
+/**
+ * The newest rows of a list after one statement's removed and added rows; `total` is the list's before
+ * them. A row newer than the head's oldest belongs in it: it is added there, or, removed, must have been
+ * there. Undefined when that does not hold or the order cannot be told (a tie), as for `adjust`.
+ */
+function adjustHead(
+  head: readonly ListRow[],
+  total: number,
+  removed: readonly NoticeRow[],
+  added: readonly NoticeRow[],
+): ListRow[] | undefined {
+  const rows = [...head];
+  let whole = rows.length === total;
+  for (const r of removed) {
+    const at = rows.findIndex((row) => row.id === r[0]);
+    if (at >= 0) {
+      rows.splice(at, 1);
+      continue;
+    }
+    const last = rows.at(-1);
+    if (whole || last === undefined) return undefined;
+    const order = compare(r, last);
+    if (order === null || order <= 0) return undefined;
+  }
+  for (const r of added) {
+    let at = 0;
+    for (; at < rows.length; at++) {
+      const order = compare(r, rows[at]!);
+      if (order === null || order === 0) return undefined;
+      if (order < 0) break;
+    }
+    // Older than every row of a head that is not the whole list: somewhere after it.
+    if (at === rows.length && !whole) continue;
+    rows.splice(at, 0, { id: r[0], at: r[1] });
+    if (rows.length > HEAD_ROWS) {
+      rows.pop();
+      whole = false;
+    }
+  }
+  return rows;
 }
 
 /**
@@ -251,6 +304,7 @@ export class CustomerListCache {
       if (anchors.length > 0) {
         known.snapshot = { ...known.snapshot, anchors: mergeAnchors(known.snapshot.anchors, anchors) };
       }
+      if (count.head && !known.snapshot.head) known.snapshot = { ...known.snapshot, head: count.head };
       this.touch(key, known);
       return;
     }

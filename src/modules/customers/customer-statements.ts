@@ -38,6 +38,32 @@ export const NEWEST_CUSTOMERS = new PreparedStatement<CustomerRow & { total: str
 );
 
 /**
+ * NEWEST_CUSTOMERS with what an instance remembers of the list's first pages: the app's shard versions
+ * (`shard:version,…` by shard, as the list cache keys what it remembers), read in the same snapshot as
+ * the total and the page, and the ids of the newest `HEAD_ROWS` customers (index-only) as a JSON array
+ * of `[id, created_at in microseconds since the epoch, as text]`. Parameters: the app twice, the
+ * head's length, the app, `limit`, `offset`.
+ */
+export const NEWEST_CUSTOMERS_AND_HEAD = new PreparedStatement<
+  CustomerRow & { total: string; version: string; head: [string, string][] }
+>(
+  'tollgate_newest_customers_and_head',
+  `select t.total, t.version, h.head, c.*
+     from (select coalesce(sum(n), 0) as total,
+                  coalesce(string_agg(shard || ':' || version, ',' order by shard), '') as version
+             from customer_count where app_id = ?) as t
+     cross join (select coalesce(json_agg(json_build_array(x.id,
+                          (extract(epoch from x.created_at) * 1000000)::bigint::text)
+                          order by x.created_at desc, x.id desc), '[]') as head
+                   from (select id, created_at from customer where app_id = ?
+                          order by created_at desc, id desc limit ?) as x) as h
+     left join (select id, created_at from customer where app_id = ?
+                 order by created_at desc, id desc limit ? offset ?) as p on true
+     left join customer as c on c.id = p.id
+    order by p.created_at desc, p.id desc`,
+);
+
+/**
  * The app's total and the page at `offset` counted from the newest (`limit` rows), read from the oldest
  * end: for a page near it, the same rows as NEWEST_CUSTOMERS would give after walking the whole list.
  * Newest first; one row with a null customer when the page is empty. Parameters: the app (twice),

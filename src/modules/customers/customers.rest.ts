@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { strictRouter } from '../../infra/strict-router.js';
-import { presentCustomer, presentCustomerList } from './customer.presenter.js';
+import { presentCustomer } from './customer.presenter.js';
 import type { CustomersService } from './customers.service.js';
 
 /** `/v1/customers…`: parse → CustomersService → presenter. */
@@ -8,8 +8,7 @@ export function customersRouter(customers: CustomersService): Router {
   const router = strictRouter();
 
   router.get('/customers', async (req, res) => {
-    const page = await customers.listCustomers(req.principal, req.query);
-    res.json(presentCustomerList(page));
+    res.json(await customers.presentCustomerPage(req.principal, req.query));
   });
 
   router.post('/customers', async (req, res) => {

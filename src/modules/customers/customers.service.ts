@@ -23,16 +23,19 @@ import { Customer } from './customer.entity.js';
 import {
   type CustomerFields,
   type CustomerJson,
+  type CustomerListJson,
   customerFieldsOf,
   presentCustomer,
+  presentCustomerList,
 } from './customer.presenter.js';
-import { CustomerListCache, type ListAnchor, type ListSnapshot } from './customer-list-cache.js';
+import { CustomerListCache, HEAD_ROWS, type ListAnchor, type ListSnapshot } from './customer-list-cache.js';
 import { CUSTOMER_ROWS_CHANNEL } from './customer-rows-notice.js';
 import {
   COUNT_SQL,
   CREATE_CUSTOMER,
   type CustomerRow,
   NEWEST_CUSTOMERS,
+  NEWEST_CUSTOMERS_AND_HEAD,
   OLDEST_CUSTOMERS,
   READ_CUSTOMER,
 } from './customer-statements.js';
@@ -264,6 +267,87 @@ export class CustomersService {
       return this.listRemembered(appId, null, limit, offset);
     }
     return this.listRemembered(appId, email.toLowerCase(), limit, offset);
+  }
+
+  /**
+   * `GET /v1/customers` as the interface shows it. A page of the unfiltered list within its newest
+   * HEAD_ROWS customers is answered from memory when this instance remembers the list's head (its
+   * newest ids and total, adjusted by every write's notice) and has shown each of the page's customers
+   * since their last change (see `presentCustomerById`): after the request's one change-feed barrier
+   * the notices of every write committed before the request have arrived, so both are current. Else one
+   * statement reads the page, the total and the head, and both are remembered (concurrent requests for
+   * the app wait for it instead of running their own). Any other page is `listCustomers`'.
+   */
+  async presentCustomerPage(principal: Principal, input: unknown): Promise<CustomerListJson> {
+    const { appId } = requireApiKey(await actingOnApp(this.em, principal, undefined));
+    const { email, limit, offset } = parseInput(listCustomersSchema, input ?? {});
+    if ((email !== undefined && email !== '') || offset + limit > HEAD_ROWS) {
+      return presentCustomerList(await this.listCustomers(principal, input));
+    }
+    const key = CustomerListCache.key(appId, null);
+    const fromMemory = async () =>
+      (await this.changes.synced()) ? this.#headPage(appId, limit, offset) : null;
+    const remembered = await fromMemory();
+    if (remembered) return remembered;
+    const reading = this.lists.inFlight(`${key}\u0001head`);
+    if (reading) {
+      await reading.catch(() => undefined);
+      const read = this.#headPage(appId, limit, offset);
+      if (read) return read;
+    }
+    return this.lists.lead(`${key}\u0001head`, () => this.#readHead(appId, limit, offset));
+  }
+
+  /** The page from the remembered head and customers, when both hold all of it. */
+  #headPage(appId: string, limit: number, offset: number): CustomerListJson | null {
+    const known = this.lists.get(CustomerListCache.key(appId, null));
+    if (!known?.head) return null;
+    const rows = known.head.slice(offset, offset + Math.max(0, Math.min(limit, known.total - offset)));
+    if (rows.length !== Math.max(0, Math.min(limit, known.total - offset))) return null;
+    const data: CustomerJson[] = [];
+    for (const row of rows) {
+      const shown = this.#shown.peek(`${appId}|${row.id}`);
+      if (shown === undefined) return null;
+      data.push(shown);
+    }
+    for (const shown of data) noteCustomer(shown.id);
+    return { data, pagination: { total: known.total, limit, offset } };
+  }
+
+  /** One statement: the page, the total and the head, each remembered (see `presentCustomerPage`). */
+  async #readHead(appId: string, limit: number, offset: number): Promise<CustomerListJson> {
+    const since = this.changes.version;
+    const rows = await NEWEST_CUSTOMERS_AND_HEAD.run(this.em, [
+      appId,
+      appId,
+      HEAD_ROWS,
+      appId,
+      limit,
+      offset,
+    ]);
+    const first = rows[0];
+    const total = Number(first?.total ?? 0);
+    // Kept only if no notice and no reconnection came meanwhile (as `FeedCache.fill` keeps a value): a
+    // head read before a reconnection could lack writes whose notices were lost with the connection.
+    if (first && this.changes.listening && since === this.changes.version) {
+      const head = first.head.map(([id, at]) => ({ id, at: Number(at) }));
+      this.lists.store(
+        CustomerListCache.key(appId, null),
+        appId,
+        null,
+        { version: first.version, total, density: 1, rows: null, head },
+        [],
+      );
+    }
+    const data: CustomerJson[] = [];
+    for (const { total: _, version: __, head: ___, ...row } of rows) {
+      if (row.id === null) continue;
+      const shown = presentCustomer(customerFieldsOf(row));
+      if (rememberable(shown))
+        this.#shown.storeRead(`${appId}|${shown.id}`, shown, [customerTag(shown.id)], since);
+      data.push(shown);
+    }
+    return { data, pagination: { total, limit, offset } };
   }
 
   /**
