@@ -283,14 +283,17 @@ describe('Stripe notification receiver', () => {
 
   it('does not apply a newer event over a change committed after its statement read the row: it reads the row again', async () => {
     const { completed, subscriptionId, remote } = await subscribedCustomer('stale-read@example.com');
-    const before = await server.deps.orm.em
-      .fork()
-      .getConnection()
-      .execute<{ mrr_inputs: string; provider_event_created: string }[]>(
-        'select mrr_inputs, provider_event_created from subscription where stripe_subscription_id = ?',
-        [subscriptionId],
-      );
-    const counted = before[0]!.mrr_inputs;
+    const statusAndInputs = async () =>
+      (
+        await server.deps.orm.em
+          .fork()
+          .getConnection()
+          .execute<{ status: string; mrr_inputs: string }[]>(
+            'select status, mrr_inputs from subscription where stripe_subscription_id = ?',
+            [subscriptionId],
+          )
+      )[0];
+    const counted = (await statusAndInputs())!.mrr_inputs;
     // Another writer changes the row (as an older event that moved the MRR would) and holds it.
     const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await other.connect();
@@ -331,14 +334,7 @@ describe('Stripe notification receiver', () => {
     }
     // Applied on the row as it is now: the event's state, and the MRR counted again from it (the row's
     // inputs are the event's, not the other writer's).
-    const after = await server.deps.orm.em
-      .fork()
-      .getConnection()
-      .execute<{ status: string; mrr_inputs: string }[]>(
-        'select status, mrr_inputs from subscription where stripe_subscription_id = ?',
-        [subscriptionId],
-      );
-    expect(after[0]).toEqual({ status: 'active', mrr_inputs: counted });
+    expect(await statusAndInputs()).toEqual({ status: 'active', mrr_inputs: counted });
     expect(await count('select count(*) as n from processed_event where id = ?', ['evt_stale_read'])).toBe(1);
   });
 
