@@ -285,9 +285,9 @@ export class CustomersService {
       return presentCustomerList(await this.listCustomers(principal, input));
     }
     const key = CustomerListCache.key(appId, null);
-    const fromMemory = async () =>
-      (await this.changes.synced()) ? this.#headPage(appId, limit, offset) : null;
-    const remembered = await fromMemory();
+    // Without the barrier's confirmation nothing remembered is current: the statement answers.
+    if (!(await this.changes.synced())) return this.#readHead(appId, limit, offset);
+    const remembered = this.#headPage(appId, limit, offset);
     if (remembered) return remembered;
     const reading = this.lists.inFlight(`${key}\u0001head`);
     if (reading) {
