@@ -45,7 +45,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import 'reflect-metadata';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { imageNodeOptions } from './support.js';
+import { cpuMs, imageNodeOptions } from './support.js';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -63,8 +63,6 @@ const COMPARE = process.env.BENCH_COMPARE
     ? ROOT
     : undefined;
 const dist = (p, root = ROOT) => pathToFileURL(path.join(root, 'dist', 'src', p)).href;
-/** USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on every Linux architecture Node runs on. */
-const CLOCK_TICKS = 100;
 const CHECK =
   'query Check($customerId: ID) { checkEntitlement(feature: "sso", customerId: $customerId) { feature allowed value } }';
 
@@ -565,13 +563,6 @@ function median(values) {
 
 function spread(values, digits = 0) {
   return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
-}
-
-/** User + system CPU time of a process, in ms (fields 14 and 15 of /proc/<pid>/stat, in clock ticks). */
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
 function loadavg() {

@@ -35,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import 'reflect-metadata';
 import pg from 'pg';
 import Stripe from 'stripe';
+import { cpuMs } from './support.js';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -304,20 +305,6 @@ function subscriptionEvent(kind, round, i, sub, created) {
 }
 
 /**
- * User + system CPU time of a process, in ms: fields 14 and 15 of /proc/<pid>/stat, in USER_HZ (100 on
- * every Linux architecture Node runs on).
- */
-function cpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0; // gone (a backend that ended) or not Linux
-  }
-}
-
-/**
  * The CPU time, in ms, of every PostgreSQL process of this machine (the server's backends and its
  * background writers): the database's share of a round is its difference. Other databases' work on the
  * server counts too; 0 where /proc is not there.
@@ -334,7 +321,7 @@ function databaseCpuMs() {
     try {
       if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuMs(pid);
     } catch {
-      // ended meanwhile
+      // ended meanwhile (a backend whose connection closed)
     }
   }
   return total;
