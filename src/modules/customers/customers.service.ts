@@ -258,6 +258,16 @@ export class CustomersService {
   async listCustomers(principal: Principal, input: unknown, scope?: AppScope): Promise<Page<CustomerFields>> {
     const { appId } = requireApiKey(await actingOnApp(this.em, principal, scope));
     const { email, limit, offset } = parseInput(listCustomersSchema, input ?? {});
+    return this.#list(appId, email, limit, offset);
+  }
+
+  /** `listCustomers` once the app and the input are known. */
+  #list(
+    appId: string,
+    email: string | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<Page<CustomerFields>> {
     if (email === undefined || email === '') {
       if (offset <= NEAR_OFFSET) return this.listFromAnEnd(appId, limit, offset);
       // Near the oldest end by the total last remembered: read from that end (exact whatever it is now).
@@ -282,28 +292,29 @@ export class CustomersService {
     const { appId } = requireApiKey(await actingOnApp(this.em, principal, undefined));
     const { email, limit, offset } = parseInput(listCustomersSchema, input ?? {});
     if ((email !== undefined && email !== '') || offset + limit > HEAD_ROWS) {
-      return presentCustomerList(await this.listCustomers(principal, input));
+      return presentCustomerList(await this.#list(appId, email, limit, offset));
     }
-    const key = CustomerListCache.key(appId, null);
     // Without the barrier's confirmation nothing remembered is current: the statement answers.
     if (!(await this.changes.synced())) return this.#readHead(appId, limit, offset);
     const remembered = this.#headPage(appId, limit, offset);
     if (remembered) return remembered;
-    const reading = this.lists.inFlight(`${key}\u0001head`);
+    const headKey = `${CustomerListCache.key(appId, null)}\u0001head`;
+    const reading = this.lists.inFlight(headKey);
     if (reading) {
       await reading.catch(() => undefined);
       const read = this.#headPage(appId, limit, offset);
       if (read) return read;
     }
-    return this.lists.lead(`${key}\u0001head`, () => this.#readHead(appId, limit, offset));
+    return this.lists.lead(headKey, () => this.#readHead(appId, limit, offset));
   }
 
   /** The page from the remembered head and customers, when both hold all of it. */
   #headPage(appId: string, limit: number, offset: number): CustomerListJson | null {
     const known = this.lists.get(CustomerListCache.key(appId, null));
     if (!known?.head) return null;
-    const rows = known.head.slice(offset, offset + Math.max(0, Math.min(limit, known.total - offset)));
-    if (rows.length !== Math.max(0, Math.min(limit, known.total - offset))) return null;
+    const size = Math.max(0, Math.min(limit, known.total - offset));
+    const rows = known.head.slice(offset, offset + size);
+    if (rows.length !== size) return null;
     const data: CustomerJson[] = [];
     for (const row of rows) {
       const shown = this.#shown.peek(`${appId}|${row.id}`);
