@@ -20,6 +20,17 @@ export const READ_CUSTOMER = new PreparedStatement<CustomerRow & { key_ok: boole
      left join customer as c on k.ok and c.id = ? and c.app_id = ?`,
 );
 
+/**
+ * The app's write versions, one per counter shard, printed `shard:version,…` in shard order, aggregated
+ * over its customer_count rows: a shard's version never decreases and moves with every statement that
+ * can change a list, so two snapshots reading the same text see the same customers (see
+ * CustomerListCache, which keys what it remembers by this text).
+ */
+export const SHARD_VERSIONS = `coalesce(string_agg(shard || ':' || version, ',' order by shard), '')`;
+
+/** created_at in microseconds since the epoch, exact (numeric), as the notices carry it. */
+export const micros = (column: string) => `(extract(epoch from ${column}) * 1000000)::bigint::text`;
+
 /** The app's customer count: the sum of its shard rows in customer_count (see customer-count.entity.ts). */
 export const COUNT_SQL = '(select coalesce(sum(n), 0) from customer_count where app_id = ?)';
 
@@ -49,11 +60,9 @@ export const NEWEST_CUSTOMERS_AND_HEAD = new PreparedStatement<
 >(
   'tollgate_newest_customers_and_head',
   `select t.total, t.version, h.head, c.*
-     from (select coalesce(sum(n), 0) as total,
-                  coalesce(string_agg(shard || ':' || version, ',' order by shard), '') as version
+     from (select coalesce(sum(n), 0) as total, ${SHARD_VERSIONS} as version
              from customer_count where app_id = ?) as t
-     cross join (select coalesce(json_agg(json_build_array(x.id,
-                          (extract(epoch from x.created_at) * 1000000)::bigint::text)
+     cross join (select coalesce(json_agg(json_build_array(x.id, ${micros('x.created_at')})
                           order by x.created_at desc, x.id desc), '[]') as head
                    from (select id, created_at from customer where app_id = ?
                           order by created_at desc, id desc limit ?) as x) as h

@@ -34,10 +34,12 @@ import {
   COUNT_SQL,
   CREATE_CUSTOMER,
   type CustomerRow,
+  micros,
   NEWEST_CUSTOMERS,
   NEWEST_CUSTOMERS_AND_HEAD,
   OLDEST_CUSTOMERS,
   READ_CUSTOMER,
+  SHARD_VERSIONS,
 } from './customer-statements.js';
 import {
   assertMetadataLimits,
@@ -77,16 +79,8 @@ const SHORT_LIST = 100;
  */
 const ORDERED_WALK = 100_000;
 
-/**
- * The app's write versions, one per counter shard, printed `shard:version,…` in shard order: a shard's
- * version never decreases and moves with every statement that can change a list, so two snapshots
- * reading the same text see the same customers (see CustomerListCache).
- */
-const SHARDS_SQL = `(select coalesce(string_agg(shard || ':' || version, ',' order by shard), '')
-                       from customer_count where app_id = ?)`;
-
-/** created_at in microseconds since the epoch, exact (numeric), as the notices carry it. */
-const micros = (column: string) => `(extract(epoch from ${column}) * 1000000)::bigint::text`;
+/** The app's write versions (see SHARD_VERSIONS), as one value. */
+const SHARDS_SQL = `(select ${SHARD_VERSIONS} from customer_count where app_id = ?)`;
 
 /**
  * How to reach a page: walk from an end of the list or from a remembered row, in one direction, passing
