@@ -329,17 +329,17 @@ function entitledOfOwner(overrideId: string, status: string, planId: string): st
 
 /**
  * Reads the row without locking it: `target`, with whether its app has an enabled webhook endpoint taking
- * a type a subscription change records. `applied` copies the state onto the row when the event is newer,
- * its id was not recorded, nothing else has to be written with the change (see `holds`), and the row is
- * still the version read: PostgreSQL re-checks the version on the row's latest one after waiting for a
- * concurrent writer, so a change made since the statement's snapshot (another event's, or this event's
- * delivered twice) leaves it unapplied. `recorded` inserts the id when the change was applied, or when
- * the event is older than the row's (and not of the same second): recorded and rightly ignored. `raced`:
- * a newer event that should have been applied here and was not because the row changed; nothing was
- * written, and the caller reads it again. `seen` tells a same-second duplicate already recorded from one
- * that is not. `pending`: for a newer event of an app with endpoints, or one that moves the MRR, whose id
- * is not recorded yet, the row (and its version) as read, its plan before and after, and its owner's
- * entitled plan before and after (the row read in its new state: nothing else changes in this statement).
+ * a type a subscription change records. `applies` when the event is newer, its id was not recorded and
+ * nothing else has to be written with the change (see `holds`); `applied` then copies the state onto the
+ * row if it is still the version read: PostgreSQL re-checks the version on the row's latest one after
+ * waiting for a concurrent writer, so a change made since the statement's snapshot (another event's, or
+ * this event's delivered twice) leaves it unapplied. `recorded` inserts the id when the change was
+ * applied, or when the event is older than the row's (and not of the same second): recorded and rightly
+ * ignored. `raced`: it applies and was not applied, because the row changed; nothing was written, and the
+ * caller reads it again. `seen` tells a same-second duplicate already recorded from one that is not.
+ * `pending`: for a newer event of an app with endpoints, or one that moves the MRR, whose id is not
+ * recorded yet, the row (and its version) as read, its plan before and after, and its owner's entitled
+ * plan before and after (the row read in its new state: nothing else changes in this statement).
  *
  * It locked the row first. But a statement that locks a row and writes nothing else is still a transaction
  * with an id, whose commit waits for the WAL to reach the disk: for a duplicate, or a change the second
@@ -371,14 +371,16 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
            as yes
   ), seen as (
     select exists (select 1 from processed_event e, params where e.id = params.event_id) as yes
+  ), applies as (
+    select exists (select 1 from target, params where target.provider_event_created < params.created)
+           and (select yes from holds) and not (select yes from seen) as yes
   ), applied as (
     update subscription s
        set status = params.status, stripe_customer_id = ?, current_period_end = ?, cancel_at_period_end = ?,
            trial_end = ?, canceled_at = ?, provider_event_created = params.created, updated_at = now(),
            plan_id = (select plan_id from moved)
       from target, params
-     where s.id = target.id and s.xmin = target.version::xid and s.provider_event_created < params.created
-       and (select yes from holds) and not (select yes from seen)
+     where s.id = target.id and s.xmin = target.version::xid and (select yes from applies)
     returning s.id
   ), recorded as (
     insert into processed_event (id, type)
@@ -392,9 +394,7 @@ const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
          (select changes from mrr) and not (select yes from seen) as mrr_changes,
          exists (select 1 from recorded) as recorded,
          exists (select 1 from applied) as applied,
-         not exists (select 1 from applied)
-           and exists (select 1 from target, params where target.provider_event_created < params.created)
-           and (select yes from holds) and not (select yes from seen) as raced,
+         (select yes from applies) and not exists (select 1 from applied) as raced,
          exists (select 1 from target, params where target.provider_event_created = params.created) as same_second,
          (select yes from seen) as seen,
          (select json_build_object(
