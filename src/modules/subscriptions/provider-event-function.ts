@@ -1,0 +1,108 @@
+import { takesAnySql } from '../webhooks/outbound-events.js';
+import { entitledPlanIdSql } from './entitled-plan.js';
+import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
+
+/** The database function the Stripe receiver's first statement calls (see `applyNewerProviderEvent`). */
+export const APPLY_PROVIDER_EVENT_FUNCTION = 'tollgate_apply_provider_event';
+
+/** The types a subscription change records, as a PostgreSQL array literal (they hold no quote or comma). */
+const SQL_EVENT_TYPES = `{${SUBSCRIPTION_CHANGE_EVENT_TYPES.join(',')}}`;
+
+/** The entitled plan (name, features) of the subscription `v_row`'s owner, `overrideId` read as `status`/`plan`. */
+function entitledOfOwner(overrideId: string, status: string, planId: string): string {
+  const refs = { appId: 'v_row.app_id', overrideId, overrideStatus: status, overridePlanId: planId };
+  const customer = entitledPlanIdSql('customer', { ...refs, ownerId: 'v_row.customer_id' });
+  const organization = entitledPlanIdSql('organization', { ...refs, ownerId: 'v_row.organization_id' });
+  return `(select json_build_object('name', e.name, 'features', e.features) from plan e
+            where e.id = case when v_row.organization_id is null then ${customer} else ${organization} end)`;
+}
+
+/**
+ * `create or replace function tollgate_apply_provider_event(…)`: records a subscription event's id and
+ * applies the provider's state, in one call and one round trip, running only the statements its case
+ * needs. What it answers is `applyNewerProviderEvent`'s to read.
+ *
+ * - No row of the subscription: `known` false, nothing written.
+ * - An older event than the row's: its id recorded (`recorded`, unless it was already), nothing applied.
+ * - An event of the row's second (`same_second`), or one whose id was recorded (`seen`): nothing written.
+ * - A newer event that neither moves the MRR (`mrr_inputs`) nor concerns an endpoint of the app: the
+ *   state is copied onto the row if the row is still the version read, and the id recorded with it
+ *   (`applied`); else nothing is written (`raced`: the row changed meanwhile, the caller reads it again).
+ *   PostgreSQL re-checks the version on the row's latest one after waiting for a concurrent writer.
+ * - Any other newer event: nothing written; `pending` holds the row as read (and its version), its plan
+ *   before and after, and, for an app with endpoints, its owner's entitled plan before and after, for the
+ *   caller to make the change with its outbound events and MRR movements (`APPLY_WITH_EVENTS`).
+ *
+ * One statement did all of this before, with every case's subqueries in its plan: PostgreSQL set up
+ * some fifty of them on each call, most never run, and a duplicate cost two to four times the raw
+ * receiver's statement. A function runs the statements of its branch, each a plan it keeps.
+ *
+ * Built from the rules it shares (`entitledPlanIdSql`, `takesAnySql`); the migration that creates it
+ * holds this text as it was, and test/unit/provider-event-function.test.ts fails when the two differ,
+ * so a change of those rules comes with a migration that replaces the function.
+ */
+export function applyProviderEventFunctionSql(): string {
+  return `create or replace function ${APPLY_PROVIDER_EVENT_FUNCTION}(
+  p_subscription text, p_created bigint, p_event_id text, p_event_type text, p_status text, p_prices text[],
+  p_mrr_inputs text, p_customer text, p_period_end timestamptz, p_cancel_at_period_end boolean,
+  p_trial_end timestamptz, p_canceled_at timestamptz,
+  out known boolean, out mrr_changes boolean, out recorded boolean, out applied boolean, out raced boolean,
+  out same_second boolean, out seen boolean, out pending json)
+language plpgsql as $fn$
+declare
+  v_row record;
+  v_wants boolean;
+  v_plan text;
+begin
+  known := false; mrr_changes := false; recorded := false; applied := false; raced := false;
+  same_second := false; seen := false;
+  select t.*, t.xmin::text as version into v_row from subscription t where t.stripe_subscription_id = p_subscription;
+  if not found then return; end if;
+  known := true;
+  seen := exists (select 1 from processed_event e where e.id = p_event_id);
+  same_second := v_row.provider_event_created = p_created;
+  if v_row.provider_event_created > p_created then
+    insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
+    recorded := found;
+    return;
+  end if;
+  if same_second or seen then return; end if;
+  mrr_changes := v_row.mrr_inputs is distinct from p_mrr_inputs;
+  v_wants := exists (select 1 from webhook_endpoint e
+                      where e.app_id = v_row.app_id and e.enabled
+                        and ${takesAnySql('e', `'${SQL_EVENT_TYPES}'::text[]`)});
+  -- The app's plan at the event's price, unless the subscription's plan is at one of its prices.
+  v_plan := coalesce(
+    (select p.id from plan p
+      where not coalesce((select c.stripe_price_id from plan c where c.id = v_row.plan_id) = any(p_prices), false)
+        and p.app_id = v_row.app_id and p.stripe_price_id = any(p_prices)
+      order by array_position(p_prices, p.stripe_price_id), p.created_at
+      limit 1),
+    v_row.plan_id);
+  if not mrr_changes and not v_wants then
+    update subscription s
+       set status = p_status, stripe_customer_id = p_customer, current_period_end = p_period_end,
+           cancel_at_period_end = p_cancel_at_period_end, trial_end = p_trial_end, canceled_at = p_canceled_at,
+           provider_event_created = p_created, updated_at = now(), plan_id = v_plan
+     where s.id = v_row.id and s.xmin = v_row.version::xid;
+    if not found then
+      raced := true;
+      return;
+    end if;
+    applied := true;
+    insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
+    recorded := found;
+    return;
+  end if;
+  pending := json_build_object(
+    'version', v_row.version,
+    'wants_events', v_wants,
+    'before_row', row_to_json(v_row),
+    'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = v_row.plan_id),
+    'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a where a.id = v_plan),
+    'after_per_seat', coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false),
+    'entitled_before', case when v_wants then ${entitledOfOwner("''", "''", "''")} end,
+    'entitled_after', case when v_wants then ${entitledOfOwner('v_row.id', 'p_status', 'v_plan')} end);
+end
+$fn$`;
+}
