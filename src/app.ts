@@ -43,6 +43,7 @@ import {
   authorizationHeader,
   hostHeaderGuard,
   jsonBody,
+  rawBody,
   requestPathGuard,
   restTextGuard,
 } from './rest/request-guard.js';
@@ -125,6 +126,22 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
 
   app.use(transportSecurity(deps.config));
 
+  // Stripe's notifications are signed by Stripe, not sent by a client: they carry no credential, spend no
+  // client budget and are no browser's, so they are answered here, ahead of the pages, credentials, CORS
+  // and rate limit every client request passes. Nor do they get the request's unit of work: the receiver
+  // runs its hot statements outside any, and each transaction it opens forks its own
+  // (ProviderNotificationsService). Stripe signs the exact bytes it sends, so the body is read raw.
+  app.post(
+    STRIPE_WEBHOOK_PATH,
+    hostHeaderGuard,
+    rawBody(BODY_LIMIT),
+    (req, _res, next) => {
+      req.principal = ANONYMOUS;
+      next();
+    },
+    stripeWebhookHandler(services.providerNotifications),
+  );
+
   const corsRule = cors({
     allowsOrigin: (origin, appId) => services.apps.allowsOrigin(origin, appId),
     production: deps.config.production,
@@ -201,13 +218,6 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
   app.use(corsRule);
   app.use(rateLimitMiddleware(services.rateLimits));
   app.use(hostHeaderGuard, requestPathGuard);
-
-  // Stripe signs the exact bytes it sends, so its notifications are read raw, ahead of the JSON parser.
-  app.post(
-    STRIPE_WEBHOOK_PATH,
-    express.raw({ type: () => true, limit: BODY_LIMIT }),
-    stripeWebhookHandler(services.providerNotifications),
-  );
 
   // Bodies are parsed after counting, so malformed or oversized bodies are counted and answered alike.
   app.use(jsonBody(BODY_LIMIT));

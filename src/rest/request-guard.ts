@@ -67,22 +67,45 @@ export function jsonBody(limit: number): RequestHandler {
   };
 }
 
+/**
+ * The body as bytes (`req.body`, a Buffer), whatever its type, at most `limit` bytes: for a signature
+ * over the exact bytes sent (Stripe's notifications). A body with a `Content-Length` within the limit and
+ * no coding is read directly, as `jsonBody` reads JSON; anything else goes through body-parser's raw
+ * parser, which answers the same body the same way.
+ */
+export function rawBody(limit: number): RequestHandler {
+  const parse = express.raw({ type: () => true, limit });
+  return (req, res, next) => {
+    const length = plainLength(req, limit);
+    if (length === undefined) return parse(req, res, next);
+    readBody(req, length).then((raw) => {
+      req.body = raw;
+      next();
+    }, next);
+  };
+}
+
 function tooDeep(): ValidationError {
   return new ValidationError(
     describeInputProblem({ at: 'body', problem: `is nested more than ${MAX_INPUT_DEPTH} levels deep` }),
   );
 }
 
-/** The body's length when it can be read directly (see `jsonBody`), else undefined. */
+/** The JSON body's length when it can be read directly (see `jsonBody`), else undefined. */
 function plainJsonLength(req: Request, limit: number): number | undefined {
+  const type = req.headers['content-type'];
+  if (type !== 'application/json' && type?.toLowerCase() !== 'application/json; charset=utf-8') {
+    return undefined;
+  }
+  return plainLength(req, limit);
+}
+
+/** The body's length when it can be read directly: no coding, a `Content-Length` within the limit. */
+function plainLength(req: Request, limit: number): number | undefined {
   const headers = req.headers;
   if (headers['transfer-encoding'] !== undefined) return undefined;
   const coding = headers['content-encoding'];
   if (coding !== undefined && coding.toLowerCase() !== 'identity') return undefined;
-  const type = headers['content-type'];
-  if (type !== 'application/json' && type?.toLowerCase() !== 'application/json; charset=utf-8') {
-    return undefined;
-  }
   const declared = headers['content-length'];
   if (declared === undefined || !/^[0-9]{1,9}$/.test(declared)) return undefined;
   const length = Number(declared);
