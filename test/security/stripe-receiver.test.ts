@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import Stripe from 'stripe';
@@ -163,6 +164,56 @@ function without(object: Record<string, unknown>, field: string): Record<string,
 }
 
 const badRequest = (message: string) => ({ statusCode: 400, message, error: 'Bad Request' });
+
+/** Sends `body` to the receiver over a raw connection: declared (Content-Length) or chunked. */
+function postRaw(
+  body: Buffer,
+  signature: string,
+  framing: 'declared' | 'chunked',
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/json; charset=utf-8',
+      'stripe-signature': signature,
+    };
+    if (framing === 'declared') headers['content-length'] = body.length;
+    const req = request(`${server.url}${WEBHOOK}`, { method: 'POST', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    // In two writes, so a chunked body comes in two chunks.
+    req.write(body.subarray(0, 100));
+    req.end(body.subarray(100));
+  });
+}
+
+describe('the body', () => {
+  it('is verified on the exact bytes sent, whether its length is declared or it comes in chunks', async () => {
+    for (const framing of ['declared', 'chunked'] as const) {
+      const { completed, subscriptionId } = await paidCheckout();
+      const { body, signature } = signedNotification(server, completed);
+      const res = await postRaw(Buffer.from(body), signature, framing);
+      expect(res).toEqual({ status: 200, body: '{"received":true}' });
+      expect(await processed(completed.id)).toBe(1);
+      expect(await subscriptionRow(subscriptionId)).toMatchObject({ status: 'active' });
+    }
+  });
+
+  it('refuses a body over 100 KiB with 413, declared or chunked, and writes nothing', async () => {
+    for (const framing of ['declared', 'chunked'] as const) {
+      const { completed, subscriptionId } = await paidCheckout();
+      const padded = { ...completed, padding: 'x'.repeat(100 * 1024) };
+      const { body, signature } = signedNotification(server, padded);
+      const res = await postRaw(Buffer.from(body), signature, framing);
+      expect(res.status).toBe(413);
+      expect(JSON.parse(res.body)).toMatchObject({ statusCode: 413 });
+      expect(await processed(completed.id)).toBe(0);
+      expect(await subscriptionRow(subscriptionId)).toBeUndefined();
+    }
+  });
+});
 
 describe('signature timestamps', () => {
   it('refuses a validly signed event dated an hour in the future with 400, logs it and writes nothing', async () => {
