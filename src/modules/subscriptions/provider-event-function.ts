@@ -20,18 +20,21 @@ function entitledOfOwner(overrideId: string, status: string, planId: string): st
 /**
  * `create or replace function tollgate_apply_provider_event(…)`: records a subscription event's id and
  * applies the provider's state, in one call and one round trip, running only the statements its case
- * needs. What it answers is `applyNewerProviderEvent`'s to read.
+ * needs. It answers `outcome`, and `pending` for the outcome 'pending':
  *
- * - No row of the subscription: `known` false, nothing written.
- * - An older event than the row's: its id recorded (`recorded`, unless it was already), nothing applied.
- * - An event of the row's second (`same_second`), or one whose id was recorded (`seen`): nothing written.
- * - A newer event that neither moves the MRR (`mrr_inputs`) nor concerns an endpoint of the app: the
- *   state is copied onto the row if the row is still the version read, and the id recorded with it
- *   (`applied`); else nothing is written (`raced`: the row changed meanwhile, the caller reads it again).
+ * - 'unknown': no row of the subscription; nothing written.
+ * - 'skipped': an older event than the row's, its id recorded now (or before); or an event whose id was
+ *   recorded; nothing else written.
+ * - 'same_second': an event of the row's second, its id not recorded; nothing written.
+ * - 'applied': a newer event that neither moves the MRR (`mrr_inputs`) nor concerns an endpoint of the
+ *   app: the state copied onto the row, which was still the version read, and the id recorded with it.
  *   PostgreSQL re-checks the version on the row's latest one after waiting for a concurrent writer.
- * - Any other newer event: nothing written; `pending` holds the row as read (and its version), its plan
- *   before and after, and, for an app with endpoints, its owner's entitled plan before and after, for the
- *   caller to make the change with its outbound events and MRR movements (`APPLY_WITH_EVENTS`).
+ * - 'raced': such an event, but the row changed after it was read; nothing written (the caller reads it
+ *   again).
+ * - 'pending': any other newer event, id not recorded; nothing written. `pending` holds the row as read
+ *   (and its version), whether the event moves the MRR, its plan before and after and, for an app with
+ *   endpoints, its owner's entitled plan before and after, for the caller to make the change with its
+ *   outbound events and MRR movements (`APPLY_WITH_EVENTS`).
  *
  * One statement did all of this before, with every case's subqueries in its plan: PostgreSQL set up
  * some fifty of them on each call, most never run, and a duplicate cost two to four times the raw
@@ -46,28 +49,30 @@ export function applyProviderEventFunctionSql(): string {
   p_subscription text, p_created bigint, p_event_id text, p_event_type text, p_status text, p_prices text[],
   p_mrr_inputs text, p_customer text, p_period_end timestamptz, p_cancel_at_period_end boolean,
   p_trial_end timestamptz, p_canceled_at timestamptz,
-  out known boolean, out mrr_changes boolean, out recorded boolean, out applied boolean, out raced boolean,
-  out same_second boolean, out seen boolean, out pending json)
+  out outcome text, out pending json)
 language plpgsql as $fn$
 declare
   v_row record;
+  v_mrr_changes boolean;
   v_wants boolean;
   v_plan text;
 begin
-  known := false; mrr_changes := false; recorded := false; applied := false; raced := false;
-  same_second := false; seen := false;
   select t.*, t.xmin::text as version into v_row from subscription t where t.stripe_subscription_id = p_subscription;
-  if not found then return; end if;
-  known := true;
-  seen := exists (select 1 from processed_event e where e.id = p_event_id);
-  same_second := v_row.provider_event_created = p_created;
-  if v_row.provider_event_created > p_created then
-    insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
-    recorded := found;
+  if not found then
+    outcome := 'unknown';
     return;
   end if;
-  if same_second or seen then return; end if;
-  mrr_changes := v_row.mrr_inputs is distinct from p_mrr_inputs;
+  outcome := 'skipped';
+  if v_row.provider_event_created > p_created then
+    insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
+    return;
+  end if;
+  if exists (select 1 from processed_event e where e.id = p_event_id) then return; end if;
+  if v_row.provider_event_created = p_created then
+    outcome := 'same_second';
+    return;
+  end if;
+  v_mrr_changes := v_row.mrr_inputs is distinct from p_mrr_inputs;
   v_wants := exists (select 1 from webhook_endpoint e
                       where e.app_id = v_row.app_id and e.enabled
                         and ${takesAnySql('e', `'${SQL_EVENT_TYPES}'::text[]`)});
@@ -79,23 +84,24 @@ begin
       order by array_position(p_prices, p.stripe_price_id), p.created_at
       limit 1),
     v_row.plan_id);
-  if not mrr_changes and not v_wants then
+  if not v_mrr_changes and not v_wants then
     update subscription s
        set status = p_status, stripe_customer_id = p_customer, current_period_end = p_period_end,
            cancel_at_period_end = p_cancel_at_period_end, trial_end = p_trial_end, canceled_at = p_canceled_at,
            provider_event_created = p_created, updated_at = now(), plan_id = v_plan
      where s.id = v_row.id and s.xmin = v_row.version::xid;
     if not found then
-      raced := true;
+      outcome := 'raced';
       return;
     end if;
-    applied := true;
     insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
-    recorded := found;
+    outcome := 'applied';
     return;
   end if;
+  outcome := 'pending';
   pending := json_build_object(
     'version', v_row.version,
+    'mrr_changes', v_mrr_changes,
     'wants_events', v_wants,
     'before_row', row_to_json(v_row),
     'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = v_row.plan_id),

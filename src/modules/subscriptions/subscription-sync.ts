@@ -150,13 +150,11 @@ export async function applyNewerProviderEvent(
     remote.trialEnd,
     remote.canceledAt,
   ]);
-  if (!row?.known) return { kind: 'unknown' };
-  if (row.applied) return { kind: 'applied' };
-  if (row.raced) return { kind: 'raced' };
-  if (row.pending) {
+  if (!row) throw new Error(`${APPLY_PROVIDER_EVENT_FUNCTION} answered no row`);
+  if (row.outcome === 'pending') {
     const p = row.pending;
     let mrr: PendingProviderChange['mrr'] = null;
-    if (row.mrr_changes) {
+    if (p.mrr_changes) {
       const counted = { currency: p.before_row.mrr_currency, discounts: p.before_row.mrr_discounts };
       const known = new Set(counted.discounts.map((d) => d.id));
       const unknownTerms = remote.discounts.some((d) => d.coupon === null && !known.has(d.id));
@@ -199,9 +197,7 @@ export async function applyNewerProviderEvent(
       },
     };
   }
-  if (row.recorded || !row.same_second) return { kind: 'skipped' };
-  // An id already recorded needs no second look, whatever its second.
-  return row.seen ? { kind: 'skipped' } : { kind: 'same_second' };
+  return { kind: row.outcome };
 }
 
 /** Outbound events made ready to be written (ids, types and the JSON bodies every attempt sends). */
@@ -274,29 +270,26 @@ export interface SubscriptionRow {
   readonly plan: { readonly id: string; readonly name: string };
 }
 
-interface ApplyResult {
-  known: boolean;
+/** What the function answers (see provider-event-function.ts): one outcome, and the change when it is pending. */
+type ApplyResult =
+  | { outcome: 'unknown' | 'skipped' | 'same_second' | 'applied' | 'raced'; pending: null }
+  | { outcome: 'pending'; pending: PendingRow };
+
+interface PendingRow {
+  version: string;
   mrr_changes: boolean;
-  recorded: boolean;
-  applied: boolean;
-  raced: boolean;
-  same_second: boolean;
-  seen: boolean;
-  pending: {
-    version: string;
-    wants_events: boolean;
-    before_row: Omit<SubscriptionRow, 'plan'> & {
-      mrr_amount: string | number;
-      mrr_currency: string | null;
-      mrr_discounts: ProviderSubscriptionDiscount[];
-      seat_quantity: number | null;
-    };
-    before_plan: SubscriptionRow['plan'];
-    after_plan: SubscriptionRow['plan'] & { pk: string };
-    after_per_seat: boolean;
-    entitled_before: { name: string; features: Features } | null;
-    entitled_after: { name: string; features: Features } | null;
-  } | null;
+  wants_events: boolean;
+  before_row: Omit<SubscriptionRow, 'plan'> & {
+    mrr_amount: string | number;
+    mrr_currency: string | null;
+    mrr_discounts: ProviderSubscriptionDiscount[];
+    seat_quantity: number | null;
+  };
+  before_plan: SubscriptionRow['plan'];
+  after_plan: SubscriptionRow['plan'] & { pk: string };
+  after_per_seat: boolean;
+  entitled_before: { name: string; features: Features } | null;
+  entitled_after: { name: string; features: Features } | null;
 }
 
 function iso(date: Date | null): string | null {
