@@ -177,7 +177,8 @@ function postRaw(
       'stripe-signature': signature,
     };
     if (framing === 'declared') headers['content-length'] = body.length;
-    const req = request(`${server.url}${WEBHOOK}`, { method: 'POST', headers }, (res) => {
+    // A connection of its own, closed after the answer: nothing is left open when the file ends.
+    const req = request(`${server.url}${WEBHOOK}`, { method: 'POST', headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8') }));
