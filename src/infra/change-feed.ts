@@ -134,6 +134,15 @@ export class ChangeFeed {
   }
 
   /**
+   * Whether a value read from the database when the feed was at `version` is still as fresh as its read:
+   * changes are being received and no notice or reconnection came since, so the notice of any later
+   * change will reach whoever keeps it.
+   */
+  unchangedSince(version: number): boolean {
+    return this.#ready && version === this.#version;
+  }
+
+  /**
    * True once every change committed before this call has been handed to the listeners; false when that
    * cannot be confirmed within the feed's timeout. A late confirmation is left to later callers.
    */
@@ -366,8 +375,7 @@ export class FeedCache<V> implements ChangeListener {
   ): Promise<V> {
     const version = this.feed.version;
     const value = await load();
-    if (keep(value) && this.feed.listening && version === this.feed.version)
-      this.#store(key, value, tags(value));
+    if (keep(value) && this.feed.unchangedSince(version)) this.#store(key, value, tags(value));
     return value;
   }
 
@@ -377,7 +385,7 @@ export class FeedCache<V> implements ChangeListener {
    * several values in one statement.
    */
   storeRead(key: string, value: V, tags: readonly string[], since: number): void {
-    if (this.feed.listening && since === this.feed.version) this.#store(key, value, tags);
+    if (this.feed.unchangedSince(since)) this.#store(key, value, tags);
   }
 
   /**

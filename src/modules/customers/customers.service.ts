@@ -334,7 +334,7 @@ export class CustomersService {
     const total = Number(first?.total ?? 0);
     // Kept only if no notice and no reconnection came meanwhile (as `FeedCache.fill` keeps a value): a
     // head read before a reconnection could lack writes whose notices were lost with the connection.
-    if (first && this.changes.listening && since === this.changes.version) {
+    if (first && this.changes.unchangedSince(since)) {
       const head = first.head.map(([id, at]) => ({ id, at: Number(at) }));
       this.lists.store(
         CustomerListCache.key(appId, null),
