@@ -169,6 +169,13 @@ describe("completing a checkout expires the buyer's other open sessions", () => 
     const paid = await payOnHostedPage(second.body.url);
     expect(paid.status).toBe(303);
     await currentSubscription(apiKey, customerId);
+    // The subscription's own notification may import it before the completed checkout's is applied, and
+    // the latter is the one that expires the buyer's other sessions: wait until it has.
+    const others = [first, byEmail].map((res) => sessionIdOf(res.body.url));
+    await eventually(
+      async () => ((await Promise.all(others.map(status))).every((s) => s !== 'open') ? true : undefined),
+      { what: "the buyer's other sessions to be no longer open" },
+    );
 
     expect(await status(sessionIdOf(second.body.url))).toBe('complete');
     expect(await status(sessionIdOf(first.body.url))).toBe('expired');
