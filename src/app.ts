@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { RequestContext } from '@mikro-orm/core';
 import express, {
   type Express,
   type NextFunction,
@@ -29,6 +28,7 @@ import { createResolverContainer, getSchema } from './graphql-schema.js';
 import { oneBarrierPerRequest } from './infra/change-feed.js';
 import { redactUrl } from './infra/logger.js';
 import { countRoundTrips, type RoundTrips } from './infra/round-trips.js';
+import { withUnitOfWork } from './infra/unit-of-work.js';
 import { DevMailbox } from './modules/email/dev-mailbox.js';
 import { devMailboxRouter } from './modules/email/dev-mailbox.rest.js';
 import { idempotencyMiddleware } from './modules/idempotency/idempotency.middleware.js';
@@ -152,7 +152,7 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (!isPreflight(req)) return next();
     req.principal = ANONYMOUS;
-    RequestContext.create(deps.orm.em, () => corsRule(req, res, next));
+    withUnitOfWork(deps.orm.em, () => corsRule(req, res, next));
   });
 
   app.get('/healthz', (_req, res) => {
@@ -177,8 +177,8 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
   if (deps.config.docs) app.use(readOnly(apiReferenceRouter()));
   app.use(readOnly(dashboardRouter()));
 
-  // One EntityManager fork per request, for REST and GraphQL alike.
-  app.use((_req, _res, next) => RequestContext.create(deps.orm.em, next));
+  // One unit of work per request, for REST and GraphQL alike, forked when first used.
+  app.use((_req, _res, next) => withUnitOfWork(deps.orm.em, next));
   // A REST read takes one change-feed barrier for all its cached lookups (see oneBarrierPerRequest).
   app.use((req, _res, next) => (sharesOneBarrier(req) ? oneBarrierPerRequest(next) : next()));
 

@@ -1,4 +1,3 @@
-import { RequestContext } from '@mikro-orm/core';
 import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
@@ -6,6 +5,7 @@ import pg from 'pg';
 import { migrationsList } from '../migrations/index.js';
 import type { DatabaseTimeouts } from './config.js';
 import { noteStatement } from './infra/round-trips.js';
+import { currentUnitOfWork, withUnitOfWork } from './infra/unit-of-work.js';
 import { MrrDaily, MrrMovement } from './modules/analytics/mrr-movement.entity.js';
 import { ApiKey } from './modules/apps/api-key.entity.js';
 import { App } from './modules/apps/app.entity.js';
@@ -76,6 +76,8 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     subscribers: [new CustomerSubjects(), new AuditTrail()],
     // A forgotten request context must fail loudly rather than share one identity map between requests.
     allowGlobalContext: false,
+    // Each request's fork, made on first use (src/infra/unit-of-work.ts).
+    context: currentUnitOfWork,
     forceUtcTimezone: true,
     debug: false,
     pool: { min: 0, max: 20 },
@@ -235,5 +237,5 @@ export async function connectionPool(orm: Orm): Promise<pg.Pool> {
 
 /** Runs `fn` in a fresh unit of work (an EntityManager fork), as every HTTP request does. */
 export function withContext<T>(orm: Orm, fn: () => Promise<T>): Promise<T> {
-  return RequestContext.create(orm.em, fn);
+  return withUnitOfWork(orm.em, fn);
 }

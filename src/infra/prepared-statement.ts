@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type pg from 'pg';
+import { inTransaction } from './unit-of-work.js';
 
 /**
  * A statement of a hot path, run outside any transaction as a named prepared statement on a connection
@@ -26,7 +27,7 @@ export class PreparedStatement<Row extends object> {
 
   /** The rows the statement returns; it commits on its own (autocommit). */
   async run(em: EntityManager, values: readonly unknown[]): Promise<Row[]> {
-    if (em.isInTransaction()) {
+    if (inTransaction(em)) {
       throw new Error(`${this.#name} runs on its own connection, outside the caller's transaction`);
     }
     const pool = (await em.getConnection().getNativeClient()) as pg.Pool;

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { type AppScope, type Principal } from '../../core/principal.js';
 import { parseInput } from '../../core/validation.js';
 import { CACHE_MAX_ENTRIES, type Change, type ChangeFeed, FeedCache } from '../../infra/change-feed.js';
+import { inTransaction } from '../../infra/unit-of-work.js';
 import type { CacheObserver } from '../../telemetry/metrics.js';
 import { actingOnApp } from '../apps/app-rules.js';
 import type { BalanceReader } from '../metering/balance-reader.js';
@@ -115,7 +116,7 @@ export class EntitlementsService {
   /** The context's entitled state with its metered features (see `resolve`), for metering. */
   async resolveState(context: EntitlementContext, synced?: boolean): Promise<EntitledState> {
     // Inside a transaction the caller may have written rows not yet committed: read them, cache nothing.
-    if (this.orm.em.isInTransaction()) return this.#load(context);
+    if (inTransaction(this.orm.em)) return this.#load(context);
     const key =
       context.organizationId !== undefined
         ? contextKey(context.appId, 'o', context.organizationId)

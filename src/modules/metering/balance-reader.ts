@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import type { SessionPrincipal } from '../../core/principal.js';
 import { withPooledClient } from '../../infra/prepared-statement.js';
+import { inTransaction } from '../../infra/unit-of-work.js';
 import { type MeteredFeature, periodAt } from '../plans/metered-feature.js';
 import type { BillingContext } from '../subscriptions/billing-context.js';
 import type { BalanceCache } from './balance-cache.js';
@@ -72,7 +73,7 @@ export class BalanceReader {
    * which reads on the pool's.
    */
   async #read(subject: Subject, meters: readonly Meter[], now: Date): Promise<readonly Balance[]> {
-    if (this.orm.em.isInTransaction()) return ledger.balances(this.orm.em, subject, meters, now);
+    if (inTransaction(this.orm.em)) return ledger.balances(this.orm.em, subject, meters, now);
     const read = async () => {
       this.#pool ??= this.pool();
       return withPooledClient(await this.#pool, (client) =>

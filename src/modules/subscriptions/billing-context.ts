@@ -4,6 +4,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { type Principal, requireAppPrincipal } from '../../core/principal.js';
 import { idSchema, parseInput } from '../../core/validation.js';
 import { type ChangeFeed, customerChangeTags, customerTag, FeedCache } from '../../infra/change-feed.js';
+import { inTransaction } from '../../infra/unit-of-work.js';
 import { assertOrganizationsEnabled } from '../apps/app-rules.js';
 
 /** Whose subscription or entitlements an API key asks for: exactly one of `customerId`, `organizationId`. */
@@ -62,7 +63,7 @@ export async function billingContextOf(
       ).length > 0;
     // Inside a transaction the caller may see its own uncommitted customer: never cache that.
     const found =
-      customers && !orm.em.isInTransaction()
+      customers && !inTransaction(orm.em)
         ? await customers.get(
             `${caller.appId}|${customerId}`,
             exists,
