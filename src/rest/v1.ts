@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { segmentDispatch } from '../infra/segment-dispatch.js';
 import { isStrictRouter, strictRouter } from '../infra/strict-router.js';
 import { analyticsRouter } from '../modules/analytics/analytics.rest.js';
 import { authRouter } from '../modules/auth/auth.rest.js';
@@ -24,8 +25,7 @@ import type { Services } from '../services.js';
  * the JSON parser, because Stripe's signature covers the raw body.
  */
 export function v1Router(services: Services): Router {
-  const router = strictRouter();
-  for (const module of [
+  const modules = [
     authRouter(services.magicLinks, services.sessions),
     checkoutRouter(services.checkout),
     customersRouter(services.customers),
@@ -42,10 +42,13 @@ export function v1Router(services: Services): Router {
     billingPortalRouter(services.billingPortal),
     subscriptionReconcileRouter(services.subscriptionReconcile),
     analyticsRouter(services.analytics),
-  ]) {
+  ];
+  for (const module of modules) {
     // A lenient router would let another spelling of its paths dodge per-path rate limits.
     if (!isStrictRouter(module)) throw new Error('every /v1 router must be created with strictRouter()');
-    router.use(module);
   }
+  const router = strictRouter();
+  // Each request enters only the routers whose paths start with its first segment.
+  router.use(segmentDispatch(modules));
   return router;
 }
