@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /**
  * Resource ids: a type prefix and 20 random bytes in lowercase base32 (e.g. `cus_…`).
@@ -31,8 +31,27 @@ export type IdPrefix =
   | 'opt'
   | 'aud';
 
+const ID_BYTES = 20;
+
+/**
+ * Random bytes drawn from the CSPRNG ahead, a batch at a time (as Node's own randomUUID does): one call
+ * per id cost about 6 µs, a twentieth of a metered consumption's CPU, which draws three ids
+ * (`bench/metering.js`). Each byte is handed out once.
+ */
+const pool = Buffer.alloc(ID_BYTES * 256);
+let drawn = pool.length;
+
+function randomSlice(): Buffer {
+  if (drawn === pool.length) {
+    randomFillSync(pool);
+    drawn = 0;
+  }
+  drawn += ID_BYTES;
+  return pool.subarray(drawn - ID_BYTES, drawn);
+}
+
 export function newId(prefix: IdPrefix): string {
-  const bytes = randomBytes(20);
+  const bytes = randomSlice();
   let out = '';
   let buffer = 0;
   let bits = 0;
