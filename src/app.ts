@@ -25,6 +25,7 @@ import { viewerReadsOnly } from './graphql/operator-roles.js';
 import { keepPersistedQuery, PersistedQueryStore, persistedQueries } from './graphql/persisted-queries.js';
 import { budgetOf, concurrencyLimit, documentLimits } from './graphql/request-limits.js';
 import { createResolverContainer, getSchema } from './graphql-schema.js';
+import { accessLineNote } from './infra/access-line.js';
 import { oneBarrierPerRequest } from './infra/change-feed.js';
 import { redactUrl } from './infra/logger.js';
 import { countRoundTrips, type RoundTrips } from './infra/round-trips.js';
@@ -109,8 +110,13 @@ export async function createHttpApp(deps: Deps, services: Services): Promise<Exp
       customSuccessObject: (_req, res, value) => {
         const outage = outageOf(res);
         const db = res.locals.roundTrips;
-        return outage ? { ...value, outage, db } : { ...value, db };
+        const noted = accessLineNote(res)?.fields;
+        return outage ? { ...value, ...noted, outage, db } : { ...value, ...noted, db };
       },
+      // A route may say what became of the request here (src/infra/access-line.ts); else pino-http's words.
+      customSuccessMessage: (req, res) =>
+        accessLineNote(res)?.message ??
+        (!req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted'),
       autoLogging: {
         ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics',
       },

@@ -85,7 +85,7 @@ function refusalLogged(eventId: string): Record<string, unknown> | undefined {
     .find((entry) => entry.msg === 'Stripe notification refused' && entry.eventId === eventId);
 }
 
-/** The receiver's own lines (not the access log) about one event, parsed. */
+/** The lines that name one event (an acknowledged one's is its request's access line), parsed. */
 function receiverLines(eventId: string): Record<string, unknown>[] {
   return logLines
     .map((line) => JSON.parse(line) as Record<string, unknown>)
@@ -516,24 +516,32 @@ describe('an event arriving while the database is away', () => {
 });
 
 describe('log lines name the event', () => {
-  it('says which event was applied, and which redelivery had nothing to apply, by type and id', async () => {
+  it('says on the access line which event was applied, and which redelivery had nothing to apply', async () => {
     const paid = await appliedSubscription();
     const id = paid.completed.id as string;
+    const accessLine = {
+      req: expect.objectContaining({ method: 'POST', url: '/v1/webhooks/stripe' }),
+      res: { statusCode: 200 },
+    };
     expect(receiverLines(id)).toEqual([
       expect.objectContaining({
         level: 30,
         msg: 'Stripe notification applied',
         stripeEvent: { type: 'checkout.session.completed', id },
         applied: true,
+        ...accessLine,
       }),
     ]);
     const { body, signature } = signedNotification(server, paid.completed);
     expect((await post(body, signature)).status).toBe(200);
+    expect(receiverLines(id)).toHaveLength(2);
     expect(receiverLines(id)[1]).toEqual(
       expect.objectContaining({
+        level: 30,
         msg: 'Stripe notification acknowledged, nothing to apply',
         stripeEvent: { type: 'checkout.session.completed', id },
         applied: false,
+        ...accessLine,
       }),
     );
   });

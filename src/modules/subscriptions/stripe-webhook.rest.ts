@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { ValidationError } from '../../core/errors.js';
+import { noteOnAccessLine } from '../../infra/access-line.js';
 import type { ProviderEvent } from '../payments/payment-provider.js';
 import type { ProviderNotificationsService } from './provider-notifications.service.js';
 
@@ -11,7 +12,7 @@ export const STRIPE_WEBHOOK_PATH = '/v1/webhooks/stripe';
  * A refused notification (400) is one Stripe will keep sending in vain, or a forgery: either way the
  * operator has to look, so it is logged with what was wrong. Other failures answer 500, or 503 for a
  * database outage (logged by the error handler), so Stripe retries them. Every line names the event's type and id, the two things an
- * operator matches against Stripe's dashboard.
+ * operator matches against Stripe's dashboard; an acknowledged notification says so on its access line.
  */
 export function stripeWebhookHandler(notifications: ProviderNotificationsService): RequestHandler {
   return async (req, res) => {
@@ -32,10 +33,13 @@ export function stripeWebhookHandler(notifications: ProviderNotificationsService
     const stripeEvent = { type: event.type, id: event.id };
     try {
       const { applied } = await notifications.applyStripeNotification(event);
-      req.log?.info(
-        { stripeEvent, applied },
-        applied ? 'Stripe notification applied' : 'Stripe notification acknowledged, nothing to apply',
-      );
+      // Said on the request's access line rather than a line of its own: one line a delivery, not two.
+      noteOnAccessLine(res, {
+        message: applied
+          ? 'Stripe notification applied'
+          : 'Stripe notification acknowledged, nothing to apply',
+        fields: { stripeEvent, applied },
+      });
     } catch (error) {
       req.log?.warn(
         { stripeEvent, reason: error instanceof Error ? error.message : String(error) },
