@@ -15,34 +15,26 @@ const LITERAL = /^[A-Za-z0-9._-]+$/;
  * unchanged.
  */
 export function segmentDispatch(routers: readonly Router[]): RequestHandler {
-  const everywhere = new Set<Router>();
-  const bySegment = new Map<string, Set<Router>>();
-  for (const router of routers) {
-    const segments = firstSegments(router);
-    if (segments === undefined) {
-      everywhere.add(router);
-      continue;
-    }
-    for (const segment of segments) {
-      const owners = bySegment.get(segment) ?? new Set();
-      owners.add(router);
-      bySegment.set(segment, owners);
-    }
-  }
-  // In the routers' own order, whichever segment selected them.
-  const inOrder = (selected: ReadonlySet<Router>) =>
-    routers.filter((router) => selected.has(router) || everywhere.has(router));
-  const table = new Map([...bySegment].map(([segment, owners]) => [segment, inOrder(owners)]));
-  const rest = inOrder(new Set());
+  // Each router's first segments, undefined for one whose paths the index cannot read.
+  const segmentsOf = routers.map((router) => firstSegments(router));
+  // In the routers' own order: those owning `segment`, and those entered for every path.
+  const candidates = (segment?: string) =>
+    routers.filter((_, i) => {
+      const own = segmentsOf[i];
+      return own === undefined || (segment !== undefined && own.has(segment));
+    });
+  const segments = new Set(segmentsOf.flatMap((own) => (own === undefined ? [] : [...own])));
+  const table = new Map([...segments].map((segment) => [segment, candidates(segment)]));
+  const rest = candidates();
 
   return (req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
     const end = path.indexOf('/', 1);
-    const candidates = table.get(path.slice(1, end === -1 ? undefined : end)) ?? rest;
+    const entered = table.get(path.slice(1, end === -1 ? undefined : end)) ?? rest;
     let i = 0;
     const step = (error?: unknown) => {
       if (error !== undefined && error !== null) return next(error);
-      const router = candidates[i++];
+      const router = entered[i++];
       if (router === undefined) return next();
       router(req, res, step);
     };

@@ -52,8 +52,9 @@ export function currentUnitOfWork(name: string): EntityManager | undefined {
  * scope that has not needed it: a scope with no fork yet has opened none.
  */
 export function inTransaction(em: EntityManager): boolean {
-  if (TransactionContext.getEntityManager(em.name) !== undefined) return em.isInTransaction();
   const scope = scopes.getStore();
-  if (scope !== undefined && !scope.forked && em.global) return false;
+  const unforked = scope !== undefined && !scope.forked && em.global;
+  // A transaction begun on a fork made outside the scope is found through MikroORM's own context.
+  if (unforked && TransactionContext.getEntityManager(em.name) === undefined) return false;
   return em.isInTransaction();
 }
