@@ -114,12 +114,29 @@ describeRequiring(chromiumRequirement(CHROMIUM), "the dashboard's everyday actio
       await page.getByLabel(`Metadata ${n} value`).fill(value!);
     }
     await browser.shoot(page, 'customer-edit');
+    // The profile's reload after the save is held, to see that the editor waits for it: opened on the
+    // profile still shown, it would start without the metadata just saved.
+    let releaseReload!: () => void;
+    const reloadHeld = new Promise<void>((resolve) => {
+      releaseReload = resolve;
+    });
+    let holding = true;
+    await page.route('**/graphql', async (route) => {
+      if (holding && route.request().postData()?.includes('query DashboardCustomer(')) {
+        holding = false;
+        await reloadHeld;
+      }
+      return route.fallback();
+    });
     await page.getByRole('button', { name: 'Save profile' }).click();
     await visible(page.getByText('Profile saved.'));
     expect((await customerOf(apiKey, customerId)).body).toMatchObject({
       name: 'Ada Lovelace',
       metadata: { tier: 'gold', seats: 3, note: 'plain words', limits: { projects: 10 } },
     });
+    expect(holding).toBe(false);
+    expect(await page.getByRole('button', { name: 'Edit', exact: true }).isDisabled()).toBe(true);
+    releaseReload();
 
     // A removed row removes its key; clearing the name clears it.
     await page.getByRole('button', { name: 'Edit', exact: true }).click();

@@ -332,6 +332,8 @@ export function CustomerPage({ appId, customerId }) {
   if (!loaded.data) return html`<section>${back}<${Loading} what="Loading the customer" /></section>`;
   const { customer, currentSubscription, entitlements } = loaded.data;
   const current = customer.subscriptions.find((s) => s.id === currentSubscription?.id);
+  // The editor starts from the profile shown, so it opens only once a reload after a change has
+  // brought that profile up to date.
   const onChanged = (what) => () => {
     setChanged(what);
     setEditing(false);
@@ -351,7 +353,7 @@ export function CustomerPage({ appId, customerId }) {
         <div class="title-row">
           <h3 id="profile-title">Profile</h3>
           <span class="actions">
-            <button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit</button>
+            <button type="button" class="secondary" disabled=${loaded.loading} onClick=${() => setEditing(true)}>Edit</button>
             <${ConfirmButton} label="Delete" accessibleLabel="Delete customer" confirmLabel="Delete customer" className="danger"
               onConfirm=${remove} dismissLabel="Keep customer"
               question=${`Delete ${customer.email}? Their running subscriptions are canceled at Stripe now, their sessions and memberships end, and their personal data is erased (webhook payloads and stored answers included). This cannot be undone.`} />

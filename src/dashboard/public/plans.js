@@ -242,7 +242,7 @@ export function PlansTab({ appId, readOnly }) {
                 <td>${
                   readOnly
                     ? null
-                    : html`<span class="actions"><button type="button" class="secondary" aria-label=${`Edit plan ${plan.id}`}
+                    : html`<span class="actions"><button type="button" class="secondary" aria-label=${`Edit plan ${plan.id}`} disabled=${plans.loading}
                   onClick=${() => {
                     setSaved(undefined);
                     setEditing(plan);

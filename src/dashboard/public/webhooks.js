@@ -133,7 +133,8 @@ function EndpointForm({ appId, endpoint, onDone, onCancel }) {
   </form>`;
 }
 
-function Endpoint({ endpoint, onChanged, onSecret }) {
+/** `reloading`: the list is being fetched again, so `endpoint` may be older than what is stored. */
+function Endpoint({ endpoint, reloading, onChanged, onSecret }) {
   const [editing, setEditing] = useState(false);
   const [tested, setTested] = useState(0);
   const [error, setError] = useState(undefined);
@@ -161,7 +162,7 @@ function Endpoint({ endpoint, onChanged, onSecret }) {
       ${endpoint.description ? ` · ${endpoint.description}` : ''} · created ${formatDate(endpoint.createdAt)}</p>
     <div class="actions">
       <button type="button" class="secondary" aria-label=${`Send a test event to ${url}`} disabled=${!endpoint.enabled} onClick=${sendTest}>Send test event</button>
-      <button type="button" class="secondary" aria-label=${`Edit endpoint ${url}`} onClick=${() => setEditing(true)}>Edit</button>
+      <button type="button" class="secondary" aria-label=${`Edit endpoint ${url}`} disabled=${reloading} onClick=${() => setEditing(true)}>Edit</button>
       <button type="button" class="secondary" aria-label=${`${endpoint.enabled ? 'Disable' : 'Enable'} endpoint ${url}`} onClick=${setEnabled(!endpoint.enabled)}>${endpoint.enabled ? 'Disable' : 'Enable'}</button>
       <${ConfirmButton} label="Rotate secret" accessibleLabel=${`Rotate the secret of ${url}`} confirmLabel="Rotate secret"
         question="Make a new signing secret? It is shown once; the current one keeps signing beside it for 24 hours, time to update the receiver."
@@ -224,7 +225,9 @@ export function WebhooksTab({ appId }) {
     <${ErrorMessage} error=${endpoints.error} />
     ${list && list.length === 0 ? html`<p class="empty">No webhook endpoints.</p>` : null}
     ${list?.map(
-      (endpoint) => html`<${Endpoint} key=${endpoint.id} endpoint=${endpoint} onChanged=${onChanged}
+      (
+        endpoint,
+      ) => html`<${Endpoint} key=${endpoint.id} endpoint=${endpoint} reloading=${endpoints.loading} onChanged=${onChanged}
         onSecret=${(value) => {
           setChanged(undefined);
           setSecret(value);
