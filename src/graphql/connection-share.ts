@@ -51,6 +51,11 @@ export function shareConnectionsPerRequest(pool: Pool): void {
   pool.connect = gated as Pool['connect'];
 }
 
+/** Whether the code running now runs for a GraphQL request, whose checkouts take its turns. */
+export function inGraphqlRequest(): boolean {
+  return currentRequest.getStore() !== undefined;
+}
+
 /** Runs `fn` (a GraphQL request's handling) with at most `maxConnections` pool connections at a time. */
 export function withConnectionShare<T>(maxConnections: number, fn: () => T): T {
   return currentRequest.run(new Turns(maxConnections), fn);
