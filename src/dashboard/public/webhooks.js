@@ -225,9 +225,8 @@ export function WebhooksTab({ appId }) {
     <${ErrorMessage} error=${endpoints.error} />
     ${list && list.length === 0 ? html`<p class="empty">No webhook endpoints.</p>` : null}
     ${list?.map(
-      (
-        endpoint,
-      ) => html`<${Endpoint} key=${endpoint.id} endpoint=${endpoint} reloading=${endpoints.loading} onChanged=${onChanged}
+      (endpoint) => html`<${Endpoint} key=${endpoint.id} endpoint=${endpoint} onChanged=${onChanged}
+        reloading=${endpoints.loading}
         onSecret=${(value) => {
           setChanged(undefined);
           setSecret(value);
