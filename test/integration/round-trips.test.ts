@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { eventually } from '../helpers/eventually.js';
 import { logLines } from '../helpers/log-lines.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
@@ -247,7 +248,17 @@ describe('round trips per request', () => {
   });
 
   it('creates a customer in one statement', async () => {
-    await createCustomer(`warm-${randomBytes(4).toString('hex')}@example.com`);
+    // A key is cached by a request whose read of it no change notice overtook, and the notices of the
+    // tests before (the emulator's notifications of the checkout above) may still be arriving: warm up
+    // until a create finds the key in memory.
+    await eventually(
+      async () => {
+        const warm = await createCustomer(`warm-${randomBytes(4).toString('hex')}@example.com`);
+        const trips = roundTripsOf(warm.headers['x-request-id']);
+        return trips.statements === 1 && trips.barriers === 0 ? true : undefined;
+      },
+      { what: 'a create that finds the API key cached' },
+    );
     const res = await createCustomer(`create-${randomBytes(4).toString('hex')}@example.com`);
     expect(roundTripsOf(res.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
   });
