@@ -37,6 +37,37 @@ describe('round trips per request', () => {
     throw new Error(`no access-log line for ${requestId}`);
   };
 
+  /**
+   * The first of repeated `read`s served from memory after one barrier. A read stores its value only if no
+   * change notice came while it read, and the test files running beside this one send notices at any
+   * time, so the read after a first one may have to read again; it fails if none ever comes from memory.
+   */
+  const fromMemory = <T extends { headers: Record<string, string> }>(read: () => PromiseLike<T>) =>
+    eventually(
+      async () => {
+        const res = await read();
+        const trips = roundTripsOf(res.headers['x-request-id']!);
+        return trips.statements === 0 && trips.barriers === 1 ? res : undefined;
+      },
+      { what: 'a read served from memory after one barrier' },
+    );
+
+  /**
+   * Waits until `key` is in this instance's memory: a key is kept by a request whose read of it no change
+   * notice overtook, and the test files running beside this one send notices at any time. A read of an
+   * unknown customer creates nothing and is one statement, its key check included, once the key is kept.
+   */
+  const keyInMemory = (key: string) =>
+    eventually(
+      async () => {
+        const res = await server.http.get('/v1/customers/cus_unknown').set('authorization', `Bearer ${key}`);
+        expect(res.status).toBe(404);
+        const trips = roundTripsOf(res.headers['x-request-id']);
+        return trips.statements === 1 && trips.barriers === 0 ? true : undefined;
+      },
+      { what: 'a request that finds the API key in memory' },
+    );
+
   const createCustomer = async (email: string) => {
     const res = await server.http
       .post('/v1/customers')
@@ -48,6 +79,7 @@ describe('round trips per request', () => {
 
   it('reads a customer by id in one statement, then from memory after one barrier', async () => {
     const { body: customer } = await createCustomer(`read-${randomBytes(4).toString('hex')}@example.com`);
+    await keyInMemory(apiKey);
     const read = () =>
       server.http.get(`/v1/customers/${customer.id}`).set('authorization', `Bearer ${apiKey}`);
     // The first read that finds the customer confirms the key in its statement and remembers the row.
@@ -55,10 +87,9 @@ describe('round trips per request', () => {
     expect(first.status).toBe(200);
     expect(first.body).toEqual(customer);
     expect(roundTripsOf(first.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
-    const second = await read();
+    const second = await fromMemory(read);
     expect(second.status).toBe(200);
     expect(second.body).toEqual(customer);
-    expect(roundTripsOf(second.headers['x-request-id'])).toEqual({ statements: 0, barriers: 1 });
     // A change drops it: the next read is one statement again, and shows the change
     const patched = await server.http
       .patch(`/v1/customers/${customer.id}`)
@@ -76,6 +107,7 @@ describe('round trips per request', () => {
     const create = (email: string) =>
       server.http.post('/v1/customers').set('authorization', `Bearer ${app.apiKey}`).send({ email });
     for (const n of [1, 2, 3]) expect((await create(`list-${n}@example.com`)).status).toBe(201);
+    await keyInMemory(app.apiKey);
     const list = () => server.http.get('/v1/customers?limit=2').set('authorization', `Bearer ${app.apiKey}`);
     const emails = (res: { body: { data: { email: string }[] } }) => res.body.data.map((c) => c.email);
 
@@ -84,9 +116,8 @@ describe('round trips per request', () => {
     expect(emails(first)).toEqual(['list-3@example.com', 'list-2@example.com']);
     expect(first.body.pagination).toEqual({ total: 3, limit: 2, offset: 0 });
     expect(roundTripsOf(first.headers['x-request-id']).statements).toBe(1);
-    const second = await list();
+    const second = await fromMemory(list);
     expect(second.body).toEqual(first.body);
-    expect(roundTripsOf(second.headers['x-request-id'])).toEqual({ statements: 0, barriers: 1 });
 
     // A new customer heads the list: its row is read once, with the page, then remembered.
     const created = await create('list-4@example.com');
@@ -96,9 +127,8 @@ describe('round trips per request', () => {
       pagination: { total: 4, limit: 2, offset: 0 },
     });
     expect(roundTripsOf(third.headers['x-request-id']).statements).toBe(1);
-    const fourth = await list();
+    const fourth = await fromMemory(list);
     expect(fourth.body).toEqual(third.body);
-    expect(roundTripsOf(fourth.headers['x-request-id'])).toEqual({ statements: 0, barriers: 1 });
 
     // A change of a listed customer is shown on the next page read.
     const patched = await server.http
@@ -248,17 +278,7 @@ describe('round trips per request', () => {
   });
 
   it('creates a customer in one statement', async () => {
-    // A key is cached by a request whose read of it no change notice overtook, and the notices of the
-    // tests before (the emulator's notifications of the checkout above) may still be arriving: warm up
-    // until a create finds the key in memory.
-    await eventually(
-      async () => {
-        const warm = await createCustomer(`warm-${randomBytes(4).toString('hex')}@example.com`);
-        const trips = roundTripsOf(warm.headers['x-request-id']);
-        return trips.statements === 1 && trips.barriers === 0 ? true : undefined;
-      },
-      { what: 'a create that finds the API key cached' },
-    );
+    await keyInMemory(apiKey);
     const res = await createCustomer(`create-${randomBytes(4).toString('hex')}@example.com`);
     expect(roundTripsOf(res.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
   });
