@@ -429,6 +429,8 @@ describeRequiring(chromiumRequirement(CHROMIUM), "the dashboard's everyday actio
     await browser.shoot(page, 'app-keys-named');
   });
 
+  // Twenty-two page loads, each with a screenshot, and a checkout: about 15 s on a quiet 2-core machine,
+  // over 30 s on a loaded one, so it gets a bound of its own.
   it('shows every page on a phone without sideways scrolling, and on a desktop, with its favicon', async () => {
     const { appId, apiKey } = await server.createApp({ organizationsEnabled: true });
     await createPaidPlan(server, appId, {
@@ -507,5 +509,5 @@ describeRequiring(chromiumRequirement(CHROMIUM), "the dashboard's everyday actio
     const favicon = await server.http.get(href!);
     expect(favicon.status).toBe(200);
     expect(favicon.headers['content-type']).toMatch(/^image\/svg\+xml/);
-  });
+  }, 90_000);
 });
