@@ -88,8 +88,9 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'the analytics dashboard in a b
     expect((await overview.locator('dd').allInnerTexts()).map((t) => t.trim())).toEqual(['$70.00', '3']);
 
     await page.getByRole('link', { name: 'See the analytics' }).click();
-    await page.getByLabel('Interval').selectOption('day');
-    await page.getByLabel('Range').selectOption('30d');
+    // Exact: the movements chart, once drawn, is labelled "… Over the range: …" too.
+    await page.getByLabel('Interval', { exact: true }).selectOption('day');
+    await page.getByLabel('Range', { exact: true }).selectOption('30d');
     const from = day(-29);
     const to = day(0);
     await eventually(
