@@ -121,8 +121,9 @@ export class ChangeFeed {
   }
 
   /**
-   * Moves on every notice and every connection change. A cache stores a value loaded from the database
-   * only if the version did not move while loading, so a value read before a change never outlives it.
+   * Moves on every notice and every connection change. Noted before a read, it tells whether anything
+   * arrived while reading (`unchangedSince`), and a FeedCache which of its tags were named meanwhile, so a
+   * value read before a change never outlives it.
    */
   get version(): number {
     return this.#version;
@@ -320,13 +321,25 @@ export function customerChangeTags(change: Change): readonly string[] {
 /** Entries a FeedCache keeps before dropping its oldest. */
 export const CACHE_MAX_ENTRIES = 10_000;
 
+/** Tags whose latest change a FeedCache remembers (to judge the reads in flight) before forgetting them all. */
+const MAX_TOUCHED_TAGS = 10_000;
+
 /**
  * A bounded in-process cache over a ChangeFeed. Entries carry tags; a change drops every entry holding
  * one of the tags `tagsOf(change)` names. Reads wait for `feed.synced()`; without it they load.
+ *
+ * A value loaded from the database is kept unless a change naming one of its tags arrived while it
+ * was read (it may predate that change), or notices may have been missed meanwhile. A change naming
+ * other tags is no reason to drop it: kept before that change, the value would have stayed. So on an
+ * instance that hears a steady stream of writes (other customers, other apps), reads are still kept.
  */
 export class FeedCache<V> implements ChangeListener {
   readonly #entries = new Map<string, { readonly value: V; readonly tags: readonly string[] }>();
   readonly #byTag = new Map<string, Set<string>>();
+  /** Per tag, the feed version its latest change moved the feed to: a read begun before it is not kept. */
+  readonly #touched = new Map<string, number>();
+  /** Reads begun before this feed version are not kept (after a reset, or once #touched was emptied). */
+  #floor: number;
 
   constructor(
     private readonly feed: ChangeFeed,
@@ -334,6 +347,7 @@ export class FeedCache<V> implements ChangeListener {
     private readonly maxEntries = CACHE_MAX_ENTRIES,
     private readonly observer?: CacheObserver,
   ) {
+    this.#floor = feed.version;
     feed.listen(this);
   }
 
@@ -364,8 +378,8 @@ export class FeedCache<V> implements ChangeListener {
 
   /**
    * `load()`'s result, stored under `key` when `keep` says so and it is safe to, without waiting for the
-   * feed: a value loaded while no notice arrived (the version did not move) is as fresh as its read, and
-   * the notice of any later change drops it. For a path that reads the database anyway.
+   * feed: a value loaded while no notice naming it arrived is as fresh as its read, and the notice of any
+   * later change drops it. For a path that reads the database anyway.
    */
   async fill(
     key: string,
@@ -375,17 +389,20 @@ export class FeedCache<V> implements ChangeListener {
   ): Promise<V> {
     const version = this.feed.version;
     const value = await load();
-    if (keep(value) && this.feed.unchangedSince(version)) this.#store(key, value, tags(value));
+    if (keep(value)) {
+      const held = tags(value);
+      if (this.#freshSince(version, held)) this.#store(key, value, held);
+    }
     return value;
   }
 
   /**
    * Stores `value`, read from the database by a statement that began when the feed's version was
-   * `since`, if no notice has arrived since (as `fill` does for a load of its own): for a path that reads
-   * several values in one statement.
+   * `since`, if no notice naming it has arrived since (as `fill` does for a load of its own): for a path
+   * that reads several values in one statement.
    */
   storeRead(key: string, value: V, tags: readonly string[], since: number): void {
-    if (this.feed.unchangedSince(since)) this.#store(key, value, tags);
+    if (this.#freshSince(since, tags)) this.#store(key, value, tags);
   }
 
   /**
@@ -397,15 +414,33 @@ export class FeedCache<V> implements ChangeListener {
   }
 
   changed(change: Change): void {
+    const version = this.feed.version;
     for (const tag of this.tagsOf(change)) {
+      this.#touched.set(tag, version);
       const keys = this.#byTag.get(tag);
       if (keys) for (const key of [...keys]) this.#delete(key);
+    }
+    if (this.#touched.size > MAX_TOUCHED_TAGS) {
+      this.#touched.clear();
+      this.#floor = version;
     }
   }
 
   reset(): void {
     this.#entries.clear();
     this.#byTag.clear();
+    this.#touched.clear();
+    this.#floor = this.feed.version;
+  }
+
+  /**
+   * Whether a value holding `tags`, read from the database when the feed was at `since`, is as fresh as
+   * its read: changes are being received, none was missed since, and none since named one of its tags.
+   */
+  #freshSince(since: number, tags: readonly string[]): boolean {
+    if (!this.feed.listening || since < this.#floor) return false;
+    for (const tag of tags) if ((this.#touched.get(tag) ?? since) > since) return false;
+    return true;
   }
 
   #store(key: string, value: V, tags: readonly string[]): void {

@@ -59,7 +59,7 @@ describe('FeedCache', () => {
     expect(await get('b1', 'B')).toBe('b1#1');
   });
 
-  it('does not keep a value loaded while a change arrived', async () => {
+  it('does not keep a value loaded while a change naming it arrived', async () => {
     const cache = new FeedCache<string>(feed, byApp);
     let loads = 0;
     const racing = async () => {
@@ -67,6 +67,54 @@ describe('FeedCache', () => {
       if (loads === 1) {
         // The change commits while the first load is under way: its result must not be cached.
         await notify({ t: 'plan', app: 'A' });
+        await feed.synced();
+      }
+      return `value#${loads}`;
+    };
+    expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#1');
+    expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#2');
+    expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#2');
+  });
+
+  it('keeps a value loaded while changes naming other entries arrived', async () => {
+    const cache = new FeedCache<string>(feed, byApp);
+    let loads = 0;
+    const racing = async () => {
+      loads++;
+      if (loads === 1) {
+        // Another app's plan changes while the first load is under way: nothing this value holds.
+        await notify({ t: 'plan', app: 'B' });
+        await notify({ t: 'subscription', app: 'A' });
+        await feed.synced();
+      }
+      return `value#${loads}`;
+    };
+    expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#1');
+    expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#1');
+    expect(loads).toBe(1);
+  });
+
+  it('keeps a value read by a statement unless a change naming it overtook the statement (storeRead)', async () => {
+    const cache = new FeedCache<string>(feed, byApp);
+    const loader = counting();
+    expect(await feed.synced()).toBe(true);
+    const since = feed.version;
+    await notify({ t: 'plan', app: 'B' });
+    await feed.synced();
+    cache.storeRead('b', 'b#read', ['app:B'], since);
+    cache.storeRead('a', 'a#read', ['app:A'], since);
+    expect(await cache.get('b', loader.load('b'), () => ['app:B'])).toBe('b#1');
+    expect(await cache.get('a', loader.load('a'), () => ['app:A'])).toBe('a#read');
+  });
+
+  it('does not keep a value loaded while an unreadable notice arrived', async () => {
+    const cache = new FeedCache<string>(feed, byApp);
+    let loads = 0;
+    const racing = async () => {
+      loads++;
+      // Notices may have been missed: nothing read meanwhile can be trusted, whatever it holds.
+      if (loads === 1) {
+        await notify('not json');
         await feed.synced();
       }
       return `value#${loads}`;

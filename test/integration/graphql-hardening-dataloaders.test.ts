@@ -91,8 +91,8 @@ describe('nested GraphQL lists are batched (no N+1 queries)', () => {
       },
       { what: 'the API key use to be recorded', timeoutMs: 5000 },
     );
-    // A key is cached by a request whose read of it no change notice overtook, and the notices of the
-    // customers written just before may still be arriving: warm up until a request finds it in memory.
+    // A key is kept by a request whose read of it no notice naming it, nor a reconnection of the change
+    // feed, overtook: warm up until a request finds it in memory.
     await eventually(
       async () => {
         const warm = await server.http

@@ -120,8 +120,8 @@ describe('metered checks across instances', () => {
   it('answers a repeated check from memory, and reads again after a consumption', async () => {
     const { token } = await setup();
     await balanceOn(b, token);
-    // A check keeps its balance only if no change notice came while it read, and the test files running
-    // beside this one send notices at any time: repeat until one is served from memory (or fail).
+    // A check keeps what it read only if no notice naming it, nor a reconnection of the change feed, came
+    // while it read: repeat until one is served from memory (or fail).
     await eventually(
       async () => {
         const warm = await balanceOn(b, token);

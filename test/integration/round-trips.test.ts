@@ -38,9 +38,9 @@ describe('round trips per request', () => {
   };
 
   /**
-   * The first of repeated `read`s served from memory after one barrier. A read stores its value only if no
-   * change notice came while it read, and the test files running beside this one send notices at any
-   * time, so the read after a first one may have to read again; it fails if none ever comes from memory.
+   * The first of repeated `read`s served from memory after one barrier. A read is not kept when a notice
+   * naming it, or a reconnection of the change feed, came while it read, so the read after a first one
+   * may have to read again; it fails if none ever comes from memory.
    */
   const fromMemory = <T extends { headers: Record<string, string> }>(read: () => PromiseLike<T>) =>
     eventually(
@@ -53,9 +53,9 @@ describe('round trips per request', () => {
     );
 
   /**
-   * Waits until `key` is in this instance's memory: a key is kept by a request whose read of it no change
-   * notice overtook, and the test files running beside this one send notices at any time. A read of an
-   * unknown customer creates nothing and is one statement, its key check included, once the key is kept.
+   * Waits until `key` is in this instance's memory (kept by a request whose read of it no notice naming
+   * it, nor a reconnection of the change feed, overtook). A read of an unknown customer creates nothing
+   * and is one statement, its key check included, once the key is kept.
    */
   const keyInMemory = (key: string) =>
     eventually(

@@ -332,8 +332,9 @@ export class CustomersService {
     ]);
     const first = rows[0];
     const total = Number(first?.total ?? 0);
-    // Kept only if no notice and no reconnection came meanwhile (as `FeedCache.fill` keeps a value): a
-    // head read before a reconnection could lack writes whose notices were lost with the connection.
+    // Kept only if no notice at all and no reconnection came meanwhile (stricter than `FeedCache`, which
+    // looks only for notices naming what it keeps): a head read before a reconnection could lack writes
+    // whose notices were lost with the connection.
     if (first && this.changes.unchangedSince(since)) {
       const head = first.head.map(([id, at]) => ({ id, at: Number(at) }));
       this.lists.store(
