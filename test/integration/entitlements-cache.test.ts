@@ -42,6 +42,23 @@ function counting() {
   };
 }
 
+/**
+ * A loader answering `value#n` for its n-th call, whose first call sends `notices` (committed while that
+ * load is under way) and waits until they have arrived.
+ */
+function loadingWhile(...notices: unknown[]) {
+  let loads = 0;
+  const load = async () => {
+    loads++;
+    if (loads === 1) {
+      for (const notice of notices) await notify(notice);
+      await feed.synced();
+    }
+    return `value#${loads}`;
+  };
+  return { load, loads: () => loads };
+}
+
 describe('FeedCache', () => {
   it('serves from memory until a committed change names the entry, and drops only what it names', async () => {
     const cache = new FeedCache<string>(feed, byApp);
@@ -61,16 +78,8 @@ describe('FeedCache', () => {
 
   it('does not keep a value loaded while a change naming it arrived', async () => {
     const cache = new FeedCache<string>(feed, byApp);
-    let loads = 0;
-    const racing = async () => {
-      loads++;
-      if (loads === 1) {
-        // The change commits while the first load is under way: its result must not be cached.
-        await notify({ t: 'plan', app: 'A' });
-        await feed.synced();
-      }
-      return `value#${loads}`;
-    };
+    // The change commits while the first load is under way: its result must not be cached.
+    const racing = loadingWhile({ t: 'plan', app: 'A' }).load;
     expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#1');
     expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#2');
     expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#2');
@@ -78,20 +87,11 @@ describe('FeedCache', () => {
 
   it('keeps a value loaded while changes naming other entries arrived', async () => {
     const cache = new FeedCache<string>(feed, byApp);
-    let loads = 0;
-    const racing = async () => {
-      loads++;
-      if (loads === 1) {
-        // Another app's plan changes while the first load is under way: nothing this value holds.
-        await notify({ t: 'plan', app: 'B' });
-        await notify({ t: 'subscription', app: 'A' });
-        await feed.synced();
-      }
-      return `value#${loads}`;
-    };
-    expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#1');
-    expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#1');
-    expect(loads).toBe(1);
+    // Another app's plan changes while the first load is under way, and a change this cache ignores.
+    const racing = loadingWhile({ t: 'plan', app: 'B' }, { t: 'subscription', app: 'A' });
+    expect(await cache.get('k', racing.load, () => ['app:A'])).toBe('value#1');
+    expect(await cache.get('k', racing.load, () => ['app:A'])).toBe('value#1');
+    expect(racing.loads()).toBe(1);
   });
 
   it('keeps a value read by a statement unless a change naming it overtook the statement (storeRead)', async () => {
@@ -109,16 +109,8 @@ describe('FeedCache', () => {
 
   it('does not keep a value loaded while an unreadable notice arrived', async () => {
     const cache = new FeedCache<string>(feed, byApp);
-    let loads = 0;
-    const racing = async () => {
-      loads++;
-      // Notices may have been missed: nothing read meanwhile can be trusted, whatever it holds.
-      if (loads === 1) {
-        await notify('not json');
-        await feed.synced();
-      }
-      return `value#${loads}`;
-    };
+    // Notices may have been missed: nothing read meanwhile can be trusted, whatever it holds.
+    const racing = loadingWhile('not json').load;
     expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#1');
     expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#2');
     expect(await cache.get('k', racing, () => ['app:A'])).toBe('value#2');
