@@ -151,7 +151,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'operators in the dashboard', (
     await owner.getByRole('link', { name: 'Audit log' }).click();
     await owner.getByLabel('Action (e.g. customer.update)').fill('operator.delete');
     await owner.getByRole('button', { name: 'Search' }).click();
-    // Until the search answers, the page still shows the whole log (the owner's operator.create too).
+    // Until the search answers, the page still shows the whole log, marked stale (the owner's operator.create too).
     const actions = owner.locator('tbody tr td:nth-child(3)');
     await eventually(
       async () => {
@@ -166,6 +166,84 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'operators in the dashboard', (
     await visible(deletion.getByRole('cell', { name: 'owner@example.com', exact: true }));
     await admin.context().close();
     await owner.context().close();
+  });
+
+  it('marks the audit log stale while a search loads, and never lets an older search overwrite a newer one', async () => {
+    await ops.addOperator('auditor@example.com', 'owner');
+    const page = await signedIn('auditor@example.com');
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    const actions = page.locator('tbody tr td:nth-child(3)');
+    const table = page.locator('.table-wrap');
+    const onlyAction = (action: string) => async () => {
+      const shown = await actions.allTextContents();
+      return shown.length > 0 && shown.every((a) => a === action) ? true : undefined;
+    };
+    // The whole log first: the app's creation by the admin token and its customer's by its API key.
+    await visible(page.getByRole('cell', { name: 'customer.create', exact: true }).first());
+    await visible(page.getByRole('cell', { name: 'app.create', exact: true }).first());
+
+    // The search for app.create is held until the end, to answer after the one made after it.
+    let heard!: () => void;
+    const held = new Promise<void>((resolve) => {
+      heard = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postData() ?? '';
+      if (body.includes('query DashboardAuditEvents(') && body.includes('"action":"app.create"')) {
+        heard();
+        await released;
+      }
+      return route.fallback();
+    });
+    // Answers the page has read, counted in the page: the point after which a late answer has had its say.
+    await page.evaluate(() => {
+      const seen = window as unknown as { answers: number };
+      seen.answers = 0;
+      const json = Response.prototype.json;
+      Response.prototype.json = function (this: Response) {
+        const read = json.call(this);
+        read.then(
+          () => (seen.answers += 1),
+          () => (seen.answers += 1),
+        );
+        return read;
+      };
+    });
+    const answers = () => page.evaluate(() => (window as unknown as { answers: number }).answers);
+
+    const filter = page.getByLabel('Action (e.g. customer.update)');
+    await filter.fill('app.create');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await held;
+    // While it loads, the rows of the previous search stay, marked as such.
+    expect(await table.getAttribute('aria-busy')).toBe('true');
+    expect(await table.getAttribute('class')).toBe('table-wrap stale');
+    await visible(page.getByRole('status').filter({ hasText: 'Searching the audit log…' }));
+    expect(await actions.allTextContents()).toContain('customer.create');
+
+    await filter.fill('customer.create');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await eventually(onlyAction('customer.create'), {
+      timeoutMs: STEP_TIMEOUT_MS,
+      what: 'the log to show only customer.create',
+    });
+    expect(await table.getAttribute('aria-busy')).toBe('false');
+    expect(await table.getAttribute('class')).toBe('table-wrap');
+
+    const before = await answers();
+    release();
+    await eventually(async () => ((await answers()) > before ? true : undefined), {
+      timeoutMs: STEP_TIMEOUT_MS,
+      what: 'the held app.create answer to be read',
+    });
+    // Read, and ignored: the page still shows the search made last.
+    expect(await onlyAction('customer.create')()).toBe(true);
+    expect(await table.getAttribute('aria-busy')).toBe('false');
+    await page.context().close();
   });
 
   it('refuses to remove the last owner', async () => {

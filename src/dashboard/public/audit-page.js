@@ -4,7 +4,7 @@
 import { request } from './api.js';
 import { DashboardAuditEvents } from './operations.js';
 import { ErrorMessage, Field, formatDate, html, Loading } from './ui.js';
-import { useEffect, useState } from './vendor/hooks.js';
+import { useEffect, useRef, useState } from './vendor/hooks.js';
 
 const PAGE_SIZE = 50;
 const EMPTY = { actorId: '', action: '', targetId: '', since: '', until: '' };
@@ -41,20 +41,26 @@ export function AuditPage() {
   const [events, setEvents] = useState([]);
   const [page, setPage] = useState({ hasNextPage: false, endCursor: null });
   const [error, setError] = useState(undefined);
-  const [loading, setLoading] = useState(true);
+  // What is loading: a search ('search', the rows shown are the previous search's) or the next page.
+  const [loading, setLoading] = useState('search');
+  // Only the latest load may change the page: an older search answering late would show rows that do
+  // not match the filters, and a next page of the previous search would be appended to the new one.
+  const generation = useRef(0);
 
   const load = async (after) => {
-    setLoading(true);
+    const mine = ++generation.current;
+    setLoading(after ? 'more' : 'search');
     setError(undefined);
     try {
       const { auditEvents } = await request(DashboardAuditEvents, { ...variablesOf(filters), after });
+      if (mine !== generation.current) return;
       const nodes = auditEvents.edges.map((edge) => edge.node);
       setEvents((shown) => (after ? [...shown, ...nodes] : nodes));
       setPage(auditEvents.pageInfo);
     } catch (e) {
-      setError(e);
+      if (mine === generation.current) setError(e);
     } finally {
-      setLoading(false);
+      if (mine === generation.current) setLoading(undefined);
     }
   };
   useEffect(() => {
@@ -83,10 +89,11 @@ export function AuditPage() {
     </form>
     <${ErrorMessage} error=${error} />
     ${loading && events.length === 0 ? html`<${Loading} what="Loading the audit log" />` : null}
+    ${loading === 'search' && events.length > 0 ? html`<${Loading} what="Searching the audit log" />` : null}
     ${!loading && events.length === 0 && !error ? html`<p class="empty">No matching events.</p>` : null}
     ${
       events.length > 0
-        ? html`<div class="table-wrap"><table>
+        ? html`<div class=${`table-wrap${loading === 'search' ? ' stale' : ''}`} aria-busy=${loading === 'search' ? 'true' : 'false'}><table>
           <caption class="visually-hidden">Audit events</caption>
           <thead><tr><th scope="col">Time</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">App</th><th scope="col">Changes</th><th scope="col">From</th></tr></thead>
           <tbody>
@@ -105,6 +112,6 @@ export function AuditPage() {
         </table></div>`
         : null
     }
-    ${page.hasNextPage ? html`<button type="button" class="secondary" disabled=${loading} onClick=${() => load(page.endCursor)}>Load more</button>` : null}
+    ${page.hasNextPage ? html`<button type="button" class="secondary" disabled=${loading !== undefined} onClick=${() => load(page.endCursor)}>Load more</button>` : null}
   </main>`;
 }
