@@ -338,6 +338,67 @@ describe('Stripe notification receiver', () => {
     expect(await count('select count(*) as n from processed_event where id = ?', ['evt_stale_read'])).toBe(1);
   });
 
+  it("applies a completed checkout to a row changed in the same second by Stripe's state read under the row lock, not by what it read before", async () => {
+    const customerId = await newCustomer('checkout-same-second@example.com');
+    const { completed, subscriptionId } = await payUndelivered(customerId);
+    const emulator = server.payments.emulator!;
+    // The subscription's own notification comes first and creates the row (active).
+    const created = emulator.events.find(
+      (e) => e.type === 'customer.subscription.created' && e.data.object.id === subscriptionId,
+    )!;
+    const first = signedNotification(server, created);
+    expect((await post(first.body, first.signature)).status).toBe(200);
+    expect((await subscriptionRow(subscriptionId))?.status).toBe('active');
+    const [{ provider_event_created: second }] = await server.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ provider_event_created: string }[]>(
+        'select provider_event_created from subscription where stripe_subscription_id = ?',
+        [subscriptionId],
+      );
+
+    const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await other.connect();
+    emulator.setWebhookTarget(undefined);
+    try {
+      const { rows } = await other.query<{ pid: number }>('select pg_backend_pid() as pid');
+      await other.query('begin');
+      await other.query('select 1 from subscription where stripe_subscription_id = $1 for update', [
+        subscriptionId,
+      ]);
+      // The completed checkout, of the row's very second: its receiver reads the subscription from Stripe
+      // (active), then waits for the row.
+      const checkout = signedNotification(server, { ...completed, created: Number(second) });
+      const answer = post(checkout.body, checkout.signature).then((res) => res);
+      await eventually(
+        async () => {
+          const waiting = await count(
+            'select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))',
+            [rows[0]!.pid],
+          );
+          return waiting > 0 ? true : undefined;
+        },
+        { what: "the checkout's import to wait for the row" },
+      );
+      // Meanwhile, in the same second, the subscription is canceled at Stripe and the row says so, as the
+      // cancellation's own notification would have it.
+      await stripe.subscriptions.cancel(subscriptionId);
+      await other.query(
+        `update subscription set status = 'canceled', canceled_at = now() where stripe_subscription_id = $1`,
+        [subscriptionId],
+      );
+      await other.query('commit');
+      expect((await answer).status).toBe(200);
+    } finally {
+      server.payments.connectWebhooks(`${server.url}${WEBHOOK}`);
+      await other.end();
+    }
+    // `created` cannot order the two changes: the state Stripe has now is applied, not the one read before.
+    expect((await stripe.subscriptions.retrieve(subscriptionId)).status).toBe('canceled');
+    expect((await subscriptionRow(subscriptionId))?.status).toBe('canceled');
+    expect(await count('select count(*) as n from processed_event where id = ?', [completed.id])).toBe(1);
+  });
+
   it('applies a newer event under the row lock once its optimistic tries are spent: exactly once, announced once', async () => {
     await withEndpoint({ url: 'http://127.0.0.1:9/row-lock' }, async () => {
       const { customerId, completed, subscriptionId, remote } =

@@ -158,13 +158,16 @@ export class ProviderNotificationsService {
       if (!(await markProcessed(em, event))) return { applied: false };
       const { app, plan } = await this.#trackedAppAndPlan(em, tracking, session.id);
       const owner = await this.#owner(em, app, tracking.buyer, session, remote);
-      // The subscription's own notification may have created the row already: this completes it.
+      // The subscription's own notification may have created the row already: this completes it. `remote`
+      // was read before the transaction; a row changed since in the checkout's very second (a cancellation,
+      // say) takes Stripe's state read again under the row lock instead, as `created` cannot order them.
       const outcome = await importSubscription(em, {
         owner,
         plan,
         remote,
         metadata: decodeCallerMetadata(remote.metadata),
         asOf: event.created,
+        latest: () => this.payments.retrieveSubscription(remote.id),
         events: this.events,
         cause: 'checkout',
         existing: 'apply',
