@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createScratchDatabase, dropDatabase } from '../../src/infra/database-admin.js';
 import { eventually } from '../helpers/eventually.js';
 import { productionEnv, startTestServer, type TestServer } from '../helpers/server.js';
 import { verify, WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -248,8 +249,16 @@ describe('several instances', () => {
   });
 
   it('hands back a delivery whose job was lost, and sends it once when two instances sweep and deliver it at once', async () => {
-    const env = { JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}` };
-    const [a, b] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
+    // A database of their own: the sweep hands back every lost delivery of the database, and other files'
+    // servers leave theirs in the shared one (a delivery still pending when its server closed).
+    const serverUrl = process.env.TEST_SERVER_DATABASE_URL!;
+    const database = `tollgate_sweep_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const env = {
+      JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}`,
+      DATABASE_URL: await createScratchDatabase(serverUrl, database),
+    };
+    const a = await startTestServer({ env });
+    const b = await startTestServer({ env });
     try {
       const { appId, apiKey } = await a.createApp();
       const endpoint = await endpointFor(a, apiKey, `${receiver.url}/lost`);
@@ -312,6 +321,7 @@ describe('several instances', () => {
       expect(await a.services.webhookDispatcher.sweep()).toBe(0);
     } finally {
       await Promise.all([a.close(), b.close()]);
+      await dropDatabase(serverUrl, database);
     }
   });
 });
