@@ -16,6 +16,14 @@ async function visible(locator: Locator): Promise<void> {
   await locator.waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
 }
 
+/** A probe for `eventually`: true once the audit log shows rows, every one of them of `action`. */
+function showsOnlyAction(page: Page, action: string): () => Promise<true | undefined> {
+  return async () => {
+    const shown = await page.locator('tbody tr td:nth-child(3)').allTextContents();
+    return shown.length > 0 && shown.every((a) => a === action) ? true : undefined;
+  };
+}
+
 /** Buttons on the page's main part a person could press, by label. */
 async function visibleButtons(page: Page): Promise<string[]> {
   return page
@@ -152,14 +160,10 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'operators in the dashboard', (
     await owner.getByLabel('Action (e.g. customer.update)').fill('operator.delete');
     await owner.getByRole('button', { name: 'Search' }).click();
     // Until the search answers, the page still shows the whole log, marked stale (the owner's operator.create too).
-    const actions = owner.locator('tbody tr td:nth-child(3)');
-    await eventually(
-      async () => {
-        const shown = await actions.allTextContents();
-        return shown.length > 0 && shown.every((action) => action === 'operator.delete') ? true : undefined;
-      },
-      { timeoutMs: STEP_TIMEOUT_MS, what: 'the log to show only operator.delete' },
-    );
+    await eventually(showsOnlyAction(owner, 'operator.delete'), {
+      timeoutMs: STEP_TIMEOUT_MS,
+      what: 'the log to show only operator.delete',
+    });
     const deletion = owner
       .getByRole('row')
       .filter({ has: owner.getByRole('cell', { name: 'operator.delete', exact: true }) });
@@ -174,10 +178,6 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'operators in the dashboard', (
     await page.getByRole('link', { name: 'Audit log' }).click();
     const actions = page.locator('tbody tr td:nth-child(3)');
     const table = page.locator('.table-wrap');
-    const onlyAction = (action: string) => async () => {
-      const shown = await actions.allTextContents();
-      return shown.length > 0 && shown.every((a) => a === action) ? true : undefined;
-    };
     // The whole log first: the app's creation by the admin token and its customer's by its API key.
     await visible(page.getByRole('cell', { name: 'customer.create', exact: true }).first());
     await visible(page.getByRole('cell', { name: 'app.create', exact: true }).first());
@@ -227,7 +227,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'operators in the dashboard', (
 
     await filter.fill('customer.create');
     await page.getByRole('button', { name: 'Search' }).click();
-    await eventually(onlyAction('customer.create'), {
+    await eventually(showsOnlyAction(page, 'customer.create'), {
       timeoutMs: STEP_TIMEOUT_MS,
       what: 'the log to show only customer.create',
     });
@@ -241,7 +241,7 @@ describeRequiring(chromiumRequirement(CHROMIUM), 'operators in the dashboard', (
       what: 'the held app.create answer to be read',
     });
     // Read, and ignored: the page still shows the search made last.
-    expect(await onlyAction('customer.create')()).toBe(true);
+    expect(await showsOnlyAction(page, 'customer.create')()).toBe(true);
     expect(await table.getAttribute('aria-busy')).toBe('false');
     await page.context().close();
   });
