@@ -46,6 +46,20 @@ async function count(sql: string, params: unknown[]): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/** Waits until some session waits for a lock held by the backend `pid` (`what` names the waiter). */
+async function blockedBy(pid: number, what: string): Promise<void> {
+  await eventually(
+    async () => {
+      const waiting = await count(
+        'select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))',
+        [pid],
+      );
+      return waiting > 0 ? true : undefined;
+    },
+    { what },
+  );
+}
+
 async function newCustomer(email: string): Promise<string> {
   const res = await server.http
     .post('/v1/customers')
@@ -317,16 +331,7 @@ describe('Stripe notification receiver', () => {
       });
       // Sent now (a supertest request starts when it is awaited or `then` is called).
       const answer = post(newer.body, newer.signature).then((res) => res);
-      await eventually(
-        async () => {
-          const waiting = await count(
-            `select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))`,
-            [rows[0]!.pid],
-          );
-          return waiting > 0 ? true : undefined;
-        },
-        { what: "the receiver's statement to wait for the other writer's row" },
-      );
+      await blockedBy(rows[0]!.pid, "the receiver's statement to wait for the other writer's row");
       await other.query('commit');
       expect((await answer).status).toBe(200);
     } finally {
@@ -370,16 +375,7 @@ describe('Stripe notification receiver', () => {
       // (active), then waits for the row.
       const checkout = signedNotification(server, { ...completed, created: Number(second) });
       const answer = post(checkout.body, checkout.signature).then((res) => res);
-      await eventually(
-        async () => {
-          const waiting = await count(
-            'select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))',
-            [rows[0]!.pid],
-          );
-          return waiting > 0 ? true : undefined;
-        },
-        { what: "the checkout's import to wait for the row" },
-      );
+      await blockedBy(rows[0]!.pid, "the checkout's import to wait for the row");
       // Meanwhile, in the same second, the subscription is canceled at Stripe and the row says so, as the
       // cancellation's own notification would have it.
       await stripe.subscriptions.cancel(subscriptionId);
