@@ -532,29 +532,23 @@ describe('the periodic reconcile', () => {
           STRIPE_RECONCILE_QUEUE,
         ]);
         expect(schedules.rowCount).toBe(0);
-      } finally {
-        await client.end();
-      }
-      release();
-      await eventually(() => (active === 0 ? true : undefined), { what: 'the first run to end' });
-      // The queue holds the first job as active until pg-boss records it completed, a moment after the
-      // handler returns; a job added before that would be refused like the slot above.
-      await eventually(
-        async () => {
-          const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-          await client.connect();
-          try {
-            const { rows } = await client.query(
+        release();
+        await eventually(() => (active === 0 ? true : undefined), { what: 'the first run to end' });
+        // The queue holds the first job as active until pg-boss records it completed, a moment after the
+        // handler returns; a job added before that would be refused like the slot above.
+        await eventually(
+          async () => {
+            const unfinished = await client.query(
               `select state from "${schema}".job where name = $1 and state in ('created', 'retry', 'active')`,
               [STRIPE_RECONCILE_QUEUE],
             );
-            return rows.length === 0 ? true : undefined;
-          } finally {
-            await client.end();
-          }
-        },
-        { what: 'the first job to be recorded completed' },
-      );
+            return unfinished.rowCount === 0 ? true : undefined;
+          },
+          { what: 'the first job to be recorded completed' },
+        );
+      } finally {
+        await client.end();
+      }
       gate = Promise.resolve();
       await enqueue(instances[1]!);
       await eventually(() => (runs === 2 ? true : undefined), { what: 'the next run', timeoutMs: 20_000 });
