@@ -277,6 +277,18 @@ describe('round trips per request', () => {
     expect(again).toHaveLength(2);
   });
 
+  // Planning, not a round trip, but paid on the same path: left to choose, PostgreSQL planned the
+  // function's `pending` answer anew on most calls (see provider-event-function.ts).
+  it('keeps the plans of the first statement’s function between calls', async () => {
+    const [fn] = await server.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ proconfig: string[] | null }[]>(
+        `select proconfig from pg_proc where proname = 'tollgate_apply_provider_event'`,
+      );
+    expect(fn).toEqual({ proconfig: ['plan_cache_mode=force_generic_plan'] });
+  });
+
   it('creates a customer in one statement', async () => {
     await keyInMemory(apiKey);
     const res = await createCustomer(`create-${randomBytes(4).toString('hex')}@example.com`);

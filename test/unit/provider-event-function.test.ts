@@ -1,4 +1,4 @@
-import { APPLY_PROVIDER_EVENT_FUNCTION_SQL } from '../../migrations/Migration20261127050000.js';
+import { APPLY_PROVIDER_EVENT_FUNCTION_SQL } from '../../migrations/Migration20261127160000.js';
 import { applyProviderEventFunctionSql } from '../../src/modules/subscriptions/provider-event-function.js';
 
 // The function is built from rules the rest of the code reads too (who is entitled to what, which
