@@ -255,6 +255,8 @@ export function createServices(deps: Deps): Services {
       subscriptionEvents,
       (outcome) => metrics?.notification('stripe', outcome),
       deps.logger,
+      undefined,
+      (notifications) => metrics?.firstStatement(notifications),
     ),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits, (rule) =>
       metrics?.rateLimited(rule),

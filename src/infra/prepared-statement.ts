@@ -30,7 +30,11 @@ export class PreparedStatement<Row extends object> {
     if (inTransaction(em)) {
       throw new Error(`${this.#name} runs on its own connection, outside the caller's transaction`);
     }
-    const pool = (await em.getConnection().getNativeClient()) as pg.Pool;
+    return this.runOnPool((await em.getConnection().getNativeClient()) as pg.Pool, values);
+  }
+
+  /** As `run`, on a connection of `pool` (the ORM's, taken once by a caller that has no EntityManager). */
+  async runOnPool(pool: pg.Pool, values: readonly unknown[]): Promise<Row[]> {
     return withPooledClient(pool, async (client) => {
       const result = await client.query<Row>({ name: this.#name, text: this.#text, values: [...values] });
       return result.rows;

@@ -18,6 +18,14 @@ export function countRoundTrips<T>(tally: RoundTrips, fn: () => T): T {
   return current.run(tally, fn);
 }
 
+/**
+ * The tally of the request the current code runs for, if any: a statement made for several requests at
+ * once, outside their contexts, is noted in each of theirs.
+ */
+export function currentRoundTrips(): RoundTrips | undefined {
+  return current.getStore();
+}
+
 /** A statement is about to be sent for the current request, if any. */
 export function noteStatement(): void {
   const tally = current.getStore();

@@ -63,6 +63,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookFirstStatements = new Histogram({
+    name: 'tollgate_webhook_first_statement_notifications',
+    help: 'Stripe notifications carried by each first statement of the receiver: 1 alone, more when they arrived while one was in flight',
+    buckets: [1, 2, 4, 8, 16, 32, 50],
+    registers: [this.registry],
+  });
+
   readonly rateLimitRejections = new Counter({
     name: 'tollgate_rate_limit_rejections_total',
     help: 'Requests or GraphQL field calls refused with 429, by budget',
@@ -130,6 +137,10 @@ export class Metrics {
 
   notification(provider: string, outcome: NotificationOutcome): void {
     this.webhookEvents.inc({ provider, outcome });
+  }
+
+  firstStatement(notifications: number): void {
+    this.webhookFirstStatements.observe(notifications);
   }
 
   get outboundAttempt(): OutboundAttemptObserver {

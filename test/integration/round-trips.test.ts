@@ -277,6 +277,113 @@ describe('round trips per request', () => {
     expect(again).toHaveLength(2);
   });
 
+  /** How many first statements the receiver made, and how many notifications they carried in all. */
+  const firstStatements = async () => {
+    const res = await server.http.get('/metrics');
+    expect(res.status).toBe(200);
+    const sample = (name: string) =>
+      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(res.text)?.[1] ?? Number.NaN);
+    return {
+      calls: sample('tollgate_webhook_first_statement_notifications_count'),
+      notifications: sample('tollgate_webhook_first_statement_notifications_sum'),
+    };
+  };
+
+  it('applies notifications that arrive together in one first statement, each exactly once', async () => {
+    const updates: Array<Awaited<ReturnType<typeof subscribed>>> = [];
+    for (let i = 0; i < 5; i++) updates.push(await subscribed());
+    const sent: Array<{ id: string; created: number; subscription: string }> = [];
+    const before = await firstStatements();
+    // Bursts of deliveries, each event twice at once, until one statement has carried several.
+    await eventually(
+      async () => {
+        const events = updates.map((update) => update(true) as { id: string; created: number; data: any });
+        sent.push(...events.map((e) => ({ id: e.id, created: e.created, subscription: e.data.object.id })));
+        const answers = await Promise.all(events.flatMap((event) => [notify(event), notify(event)]));
+        expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+        for (const answer of answers)
+          expect(roundTripsOf(answer.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+        const after = await firstStatements();
+        return after.notifications - before.notifications > after.calls - before.calls ? true : undefined;
+      },
+      { what: 'a first statement carrying several notifications' },
+    );
+    const db = server.deps.orm.em.fork().getConnection();
+    const recorded = await db.execute<{ id: string; n: number }[]>(
+      'select id, count(*)::int as n from processed_event where id in (?) group by id order by id',
+      [sent.map((e) => e.id)],
+    );
+    expect(recorded).toEqual(
+      sent.map((e) => ({ id: e.id, n: 1 })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    );
+    // Each subscription holds its newest event's state.
+    const rows = await db.execute<{ stripe_subscription_id: string; provider_event_created: string }[]>(
+      `select stripe_subscription_id, provider_event_created::text from subscription
+        where stripe_subscription_id in (?) and cancel_at_period_end order by stripe_subscription_id`,
+      [sent.map((e) => e.subscription)],
+    );
+    const newest = new Map<string, number>();
+    for (const e of sent) newest.set(e.subscription, Math.max(newest.get(e.subscription) ?? 0, e.created));
+    expect(rows).toEqual(
+      [...newest]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([id, created]) => ({ stripe_subscription_id: id, provider_event_created: String(created) })),
+    );
+  });
+
+  it('lets no notification waiting for a row hold up the others', async () => {
+    const held = await subscribed();
+    const free = await subscribed();
+    const heldEvent = held(true) as { data: { object: { id: string } } };
+    const freeEvent = free(true) as { data: { object: { id: string } } };
+    const db = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await db.connect();
+    let waiting: Promise<{ status: number; headers: Record<string, string> }>;
+    try {
+      await db.query('begin');
+      await db.query('select 1 from subscription where stripe_subscription_id = $1 for update', [
+        heldEvent.data.object.id,
+      ]);
+      const [{ pid }] = (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows as [
+        { pid: number },
+      ];
+      waiting = notify(heldEvent).then((res) => res);
+      // It waits for the row: in the shared statement (for 50 ms at most), then alone.
+      await eventually(
+        async () => {
+          const { rows } = await db.query(
+            'select 1 from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
+            [pid],
+          );
+          return rows.length > 0 ? true : undefined;
+        },
+        { what: 'the held notification to wait for the row' },
+      );
+      const other = await notify(freeEvent);
+      expect(other.status).toBe(200);
+      expect(roundTripsOf(other.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+      const { rows } = await db.query(
+        'select cancel_at_period_end from subscription where stripe_subscription_id = $1',
+        [freeEvent.data.object.id],
+      );
+      expect(rows).toEqual([{ cancel_at_period_end: true }]);
+    } finally {
+      await db.query('commit');
+      await db.end();
+    }
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    // The shared statement that gave up, then its own.
+    expect(roundTripsOf(answered.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
+    const [row] = await server.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute('select cancel_at_period_end from subscription where stripe_subscription_id = ?', [
+        heldEvent.data.object.id,
+      ]);
+    expect(row).toEqual({ cancel_at_period_end: true });
+  });
+
   // Planning, not a round trip, but paid on the same path: left to choose, PostgreSQL planned the
   // function's `pending` answer anew on most calls (see provider-event-function.ts).
   it('keeps the plans of the first statement’s function between calls', async () => {

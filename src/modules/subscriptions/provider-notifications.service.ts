@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { ValidationError } from '../../core/errors.js';
 import type { Logger } from '../../infra/logger.js';
 import type { NotificationOutcome } from '../../telemetry/metrics.js';
@@ -21,6 +22,7 @@ import type {
   ProviderSubscription,
 } from '../payments/payment-provider.js';
 import { Plan } from '../plans/plan.entity.js';
+import { ProviderEventBatches } from './provider-event-batches.js';
 import { Subscription } from './subscription.entity.js';
 import { ownerOf, type SubscriptionEvents } from './subscription-events.js';
 import {
@@ -68,6 +70,8 @@ class BuyerDeleted extends Error {
 export class ProviderNotificationsService {
   /** Per Stripe subscription, the end of the queue of its notifications that change its MRR. */
   readonly #queues = new Map<string, Promise<void>>();
+  /** The first statement, shared by the notifications that arrive together. */
+  readonly #firstStatements: ProviderEventBatches;
 
   constructor(
     private readonly orm: MikroORM,
@@ -79,7 +83,14 @@ export class ProviderNotificationsService {
     private readonly logger?: Logger,
     /** Optimistic tries of a newer event before it waits for the row lock (0 in tests of that path). */
     private readonly optimisticTries: number = OPTIMISTIC_TRIES,
-  ) {}
+    /** Told how many notifications each first statement carried, for the metrics. */
+    onFirstStatement?: (notifications: number) => void,
+  ) {
+    this.#firstStatements = new ProviderEventBatches(
+      () => orm.em.getConnection().getNativeClient() as Promise<pg.Pool>,
+      onFirstStatement,
+    );
+  }
 
   /**
    * Verifies a notification on its raw body; the receiver then names the event and applies it. What no
@@ -408,7 +419,7 @@ export class ProviderNotificationsService {
     // movements and events, if the row has not changed meanwhile); events of one second, events that
     // keep losing that race, and MRR changes that need Stripe's coupon terms, under the row lock.
     for (let tries = 0; tries < this.optimisticTries; tries++) {
-      const outcome = await applyNewerProviderEvent(this.orm.em, event, remote, new Date());
+      const outcome = await applyNewerProviderEvent(this.#firstStatements, event, remote, new Date());
       switch (outcome.kind) {
         case 'unknown':
           return this.#importUnknown(event, remote);

@@ -6,7 +6,7 @@ import type { Features } from '../plans/plan.entity.js';
 import { Plan } from '../plans/plan.entity.js';
 import { deliveryIdSql, endpointsTakingSql } from '../webhooks/outbound-events.js';
 import { type EntitledPlan, entitledPlanOf } from './entitled-plan.js';
-import { APPLY_PROVIDER_EVENT_FUNCTION } from './provider-event-function.js';
+import type { ProviderEventBatches } from './provider-event-batches.js';
 import type { Subscription } from './subscription.entity.js';
 import { countFromProvider, countSubscription, type MrrCount, mrrInputsOf } from './subscription-mrr.js';
 import { statusFromProvider } from './subscription-transitions.js';
@@ -128,15 +128,16 @@ export interface PendingProviderChange {
  *
  * For an app with webhook endpoints, a duplicate or an older event is settled the same way (it changes
  * nothing, so it has nothing to announce); a newer one is read, not applied: see 'record_events'.
+ * Notifications that arrive together share the statement (`ProviderEventBatches`).
  */
 export async function applyNewerProviderEvent(
-  em: EntityManager,
+  batches: ProviderEventBatches,
   event: { readonly id: string; readonly type: string; readonly created: number },
   remote: ProviderSubscription,
   now: Date,
 ): Promise<ProviderEventOutcome> {
   const status = statusFromProvider(remote);
-  const [row] = await APPLY_NEWER_EVENT.run(em, [
+  const row = (await batches.apply([
     remote.id,
     event.created,
     event.id,
@@ -149,8 +150,7 @@ export async function applyNewerProviderEvent(
     remote.cancelAtPeriodEnd,
     remote.trialEnd,
     remote.canceledAt,
-  ]);
-  if (!row) throw new Error(`${APPLY_PROVIDER_EVENT_FUNCTION} answered no row`);
+  ])) as ApplyResult;
   if (row.outcome === 'pending') {
     const p = row.pending;
     let mrr: PendingProviderChange['mrr'] = null;
@@ -295,12 +295,6 @@ interface PendingRow {
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
 }
-
-/** The receiver's first round trip: one call of the function (see provider-event-function.ts). */
-const APPLY_NEWER_EVENT = new PreparedStatement<ApplyResult>(
-  'tollgate_apply_newer_provider_event',
-  `select * from ${APPLY_PROVIDER_EVENT_FUNCTION}(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-);
 
 /**
  * Applies a change worked out from the row at `version` (xmin: any write to the row gives it a new one),
