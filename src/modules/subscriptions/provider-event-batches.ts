@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import type pg from 'pg';
+import type { Logger } from '../../infra/logger.js';
 import { PreparedStatement } from '../../infra/prepared-statement.js';
 import { currentRoundTrips, type RoundTrips } from '../../infra/round-trips.js';
 import { APPLY_PROVIDER_EVENT_FUNCTION } from './provider-event-function.js';
@@ -57,6 +58,7 @@ export class ProviderEventBatches {
     private readonly pool: () => Promise<pg.Pool>,
     /** Told how many notifications each call carried (1 for a notification alone), for the metrics. */
     private readonly observe: (size: number) => void = () => undefined,
+    private readonly logger?: Logger,
   ) {}
 
   /** The first statement's answer for one notification. */
@@ -87,7 +89,13 @@ export class ProviderEventBatches {
       rows = await APPLY_TOGETHER.runOnPool(await this.pool(), [JSON.stringify(batch.map((w) => w.values))]);
       if (rows.length !== batch.length)
         throw new Error(`${rows.length} answers for ${batch.length} notifications`);
-    } catch {
+    } catch (error) {
+      // A lock wait past the bound is the expected case; anything else is worth a look.
+      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE)
+        this.logger?.warn(
+          { err: error, notifications: batch.length },
+          'shared first statement failed; its Stripe notifications are applied one at a time',
+        );
       // Each goes alone, without holding up the next call. A call that failed wrote nothing; one whose
       // answer was lost after its commit is safe to repeat (what it recorded is answered as a duplicate).
       for (const waiting of batch) void this.#alone(waiting);
@@ -108,6 +116,9 @@ export class ProviderEventBatches {
     }
   }
 }
+
+/** PostgreSQL's error code for a lock not taken within `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 

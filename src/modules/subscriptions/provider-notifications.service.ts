@@ -89,6 +89,7 @@ export class ProviderNotificationsService {
     this.#firstStatements = new ProviderEventBatches(
       () => orm.em.getConnection().getNativeClient() as Promise<pg.Pool>,
       onFirstStatement,
+      logger,
     );
   }
 
