@@ -7,6 +7,9 @@ const currentRequest = new AsyncLocalStorage<Turns>();
 
 const installed = new WeakSet<Pool>();
 
+/** What pg-pool's `connect(callback)` calls back with. */
+type ConnectCallback = (error: Error | undefined, client: PoolClient | undefined, done: () => void) => void;
+
 /**
  * Caps the database connections one GraphQL request holds at once. graphql-js resolves sibling fields
  * concurrently, and each query MikroORM runs outside a transaction checks a connection out of the shared
@@ -35,7 +38,7 @@ export function shareConnectionsPerRequest(pool: Pool): void {
     turns.give();
   });
   const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
-  const gated = async (): Promise<PoolClient> => {
+  const checkout = async (): Promise<PoolClient> => {
     const turns = currentRequest.getStore();
     if (!turns) return connect();
     await turns.take();
@@ -47,6 +50,15 @@ export function shareConnectionsPerRequest(pool: Pool): void {
       turns.give();
       throw error;
     }
+  };
+  // pg-pool's callback form too, which its own `pool.query` uses: without it, that call never returned.
+  const gated = (callback?: ConnectCallback): Promise<PoolClient> | undefined => {
+    if (!callback) return checkout();
+    checkout().then(
+      (client) => callback(undefined, client, client.release),
+      (error: Error) => callback(error, undefined, () => undefined),
+    );
+    return undefined;
   };
   pool.connect = gated as Pool['connect'];
 }

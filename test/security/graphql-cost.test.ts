@@ -2,7 +2,7 @@ import { type DocumentNode, OverlappingFieldsCanBeMergedRule, parse, validate } 
 import type { Pool, PoolClient } from 'pg';
 import { getMetadataStorage } from 'type-graphql';
 import { loadConfig } from '../../src/config.js';
-import { inGraphqlRequest } from '../../src/graphql/connection-share.js';
+import { inGraphqlRequest, withConnectionShare } from '../../src/graphql/connection-share.js';
 import {
   depthLimitRule,
   estimateCost,
@@ -522,5 +522,19 @@ describe('database connections one GraphQL request holds', () => {
     const uncapped = await peakFor({ GRAPHQL_MAX_CONNECTIONS_PER_REQUEST: '20' });
     expect(uncapped.body).toEqual(answer);
     expect(uncapped.peak).toBeGreaterThan(2);
+  });
+
+  // pg-pool's own `query` checks out with the callback form of `connect`, which the wrapper once ignored:
+  // the call never returned.
+  it('leaves the pool’s own query working, outside a request and inside one', async () => {
+    const server = await startTestServer();
+    try {
+      const pool = (await server.deps.orm.em.getConnection().getNativeClient()) as Pool;
+      expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+      const inRequest = await withConnectionShare(1, () => pool.query('select 2 as two'));
+      expect(inRequest.rows).toEqual([{ two: 2 }]);
+    } finally {
+      await server.close();
+    }
   });
 });
