@@ -4,6 +4,7 @@ import { withContext } from '../../src/db.js';
 import { ProviderNotificationsService } from '../../src/modules/subscriptions/provider-notifications.service.js';
 import { SubscriptionEvents } from '../../src/modules/subscriptions/subscription-events.js';
 import { eventually } from '../helpers/eventually.js';
+import { blockedBy } from '../helpers/locks.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   createPaidPlan,
@@ -44,20 +45,6 @@ function post(body: string, signature?: string) {
 async function count(sql: string, params: unknown[]): Promise<number> {
   const rows = await server.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(sql, params);
   return Number(rows[0]!.n);
-}
-
-/** Waits until some session waits for a lock held by the backend `pid` (`what` names the waiter). */
-async function blockedBy(pid: number, what: string): Promise<void> {
-  await eventually(
-    async () => {
-      const waiting = await count(
-        'select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))',
-        [pid],
-      );
-      return waiting > 0 ? true : undefined;
-    },
-    { what },
-  );
 }
 
 async function newCustomer(email: string): Promise<string> {
@@ -331,7 +318,7 @@ describe('Stripe notification receiver', () => {
       });
       // Sent now (a supertest request starts when it is awaited or `then` is called).
       const answer = post(newer.body, newer.signature).then((res) => res);
-      await blockedBy(rows[0]!.pid, "the receiver's statement to wait for the other writer's row");
+      await blockedBy(server, rows[0]!.pid, "the receiver's statement to wait for the other writer's row");
       await other.query('commit');
       expect((await answer).status).toBe(200);
     } finally {
@@ -375,7 +362,7 @@ describe('Stripe notification receiver', () => {
       // (active), then waits for the row.
       const checkout = signedNotification(server, { ...completed, created: Number(second) });
       const answer = post(checkout.body, checkout.signature).then((res) => res);
-      await blockedBy(rows[0]!.pid, "the checkout's import to wait for the row");
+      await blockedBy(server, rows[0]!.pid, "the checkout's import to wait for the row");
       // Meanwhile, in the same second, the subscription is canceled at Stripe and the row says so, as the
       // cancellation's own notification would have it.
       await stripe.subscriptions.cancel(subscriptionId);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { eventually } from '../helpers/eventually.js';
+import { blockedBy } from '../helpers/locks.js';
 import { logLines } from '../helpers/log-lines.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
@@ -349,16 +350,7 @@ describe('round trips per request', () => {
       ];
       waiting = notify(heldEvent).then((res) => res);
       // It waits for the row: in the shared statement (for 50 ms at most), then alone.
-      await eventually(
-        async () => {
-          const { rows } = await db.query(
-            'select 1 from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
-            [pid],
-          );
-          return rows.length > 0 ? true : undefined;
-        },
-        { what: 'the held notification to wait for the row' },
-      );
+      await blockedBy(server, pid, 'the held notification to wait for the row');
       const other = await notify(freeEvent);
       expect(other.status).toBe(200);
       expect(roundTripsOf(other.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
