@@ -3,6 +3,7 @@ import pg from 'pg';
 import { eventually } from '../helpers/eventually.js';
 import { blockedBy } from '../helpers/locks.js';
 import { logLines } from '../helpers/log-lines.js';
+import { value } from '../helpers/metrics.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   createPaidPlan,
@@ -282,11 +283,9 @@ describe('round trips per request', () => {
   const firstStatements = async () => {
     const res = await server.http.get('/metrics');
     expect(res.status).toBe(200);
-    const sample = (name: string) =>
-      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(res.text)?.[1] ?? Number.NaN);
     return {
-      calls: sample('tollgate_webhook_first_statement_notifications_count'),
-      notifications: sample('tollgate_webhook_first_statement_notifications_sum'),
+      calls: value(res.text, 'tollgate_webhook_first_statement_notifications_count') ?? Number.NaN,
+      notifications: value(res.text, 'tollgate_webhook_first_statement_notifications_sum') ?? Number.NaN,
     };
   };
 
