@@ -31,6 +31,7 @@ import { Migration20261127050000 } from './Migration20261127050000.js';
 import { Migration20261127100000 } from './Migration20261127100000.js';
 import { Migration20261127160000 } from './Migration20261127160000.js';
 import { Migration20261127170000 } from './Migration20261127170000.js';
+import { Migration20261127200000 } from './Migration20261127200000.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -69,4 +70,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127100000', class: Migration20261127100000 },
   { name: 'Migration20261127160000', class: Migration20261127160000 },
   { name: 'Migration20261127170000', class: Migration20261127170000 },
+  { name: 'Migration20261127200000', class: Migration20261127200000 },
 ];

@@ -256,7 +256,7 @@ export function createServices(deps: Deps): Services {
       (outcome) => metrics?.notification('stripe', outcome),
       deps.logger,
       undefined,
-      (notifications) => metrics?.firstStatement(notifications),
+      (statements) => metrics?.sharedStatementCall(statements),
     ),
     rateLimits: new RateLimitsService(deps.rateLimitStore, deps.config.rateLimits, (rule) =>
       metrics?.rateLimited(rule),

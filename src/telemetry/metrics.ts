@@ -63,9 +63,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly webhookFirstStatements = new Histogram({
-    name: 'tollgate_webhook_first_statement_notifications',
-    help: 'Stripe notifications carried by each first statement of the receiver: 1 alone, more when they arrived while one was in flight',
+  readonly webhookStatementsPerCall = new Histogram({
+    name: 'tollgate_webhook_statements_per_call',
+    help: 'Statements of Stripe notifications carried by each call the receiver shares: 1 alone, more when they came while one was in flight',
     buckets: [1, 2, 4, 8, 16, 32, 50],
     registers: [this.registry],
   });
@@ -139,8 +139,8 @@ export class Metrics {
     this.webhookEvents.inc({ provider, outcome });
   }
 
-  firstStatement(notifications: number): void {
-    this.webhookFirstStatements.observe(notifications);
+  sharedStatementCall(statements: number): void {
+    this.webhookStatementsPerCall.observe(statements);
   }
 
   get outboundAttempt(): OutboundAttemptObserver {

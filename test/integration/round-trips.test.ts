@@ -279,21 +279,37 @@ describe('round trips per request', () => {
     expect(again).toHaveLength(2);
   });
 
-  /** How many first statements the receiver made, and how many notifications they carried in all. */
-  const firstStatements = async () => {
+  /** How many calls the receiver shared, and how many statements they carried in all. */
+  const sharedCalls = async () => {
     const res = await server.http.get('/metrics');
     expect(res.status).toBe(200);
     return {
-      calls: value(res.text, 'tollgate_webhook_first_statement_notifications_count') ?? Number.NaN,
-      notifications: value(res.text, 'tollgate_webhook_first_statement_notifications_sum') ?? Number.NaN,
+      calls: value(res.text, 'tollgate_webhook_statements_per_call_count') ?? Number.NaN,
+      statements: value(res.text, 'tollgate_webhook_statements_per_call_sum') ?? Number.NaN,
     };
+  };
+
+  /** An endpoint of the test app taking every event, for the length of `fn`. */
+  const withEndpoint = async <T>(fn: (endpointId: string) => Promise<T>): Promise<T> => {
+    const endpoint = await server.http
+      .post('/v1/webhook-endpoints')
+      .set('authorization', `Bearer ${apiKey}`)
+      .send({ url: 'https://hooks.example/tollgate' });
+    expect(endpoint.status).toBe(201);
+    try {
+      return await fn(endpoint.body.endpoint.id);
+    } finally {
+      await server.http
+        .delete(`/v1/webhook-endpoints/${endpoint.body.endpoint.id}`)
+        .set('authorization', `Bearer ${apiKey}`);
+    }
   };
 
   it('applies notifications that arrive together in one first statement, each exactly once', async () => {
     const updates: Array<Awaited<ReturnType<typeof subscribed>>> = [];
     for (let i = 0; i < 5; i++) updates.push(await subscribed());
     const sent: Array<{ id: string; created: number; subscription: string }> = [];
-    const before = await firstStatements();
+    const before = await sharedCalls();
     // Bursts of deliveries, each event twice at once, until one statement has carried several.
     await eventually(
       async () => {
@@ -303,8 +319,8 @@ describe('round trips per request', () => {
         expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
         for (const answer of answers)
           expect(roundTripsOf(answer.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
-        const after = await firstStatements();
-        return after.notifications - before.notifications > after.calls - before.calls ? true : undefined;
+        const after = await sharedCalls();
+        return after.statements - before.statements > after.calls - before.calls ? true : undefined;
       },
       { what: 'a first statement carrying several notifications' },
     );
@@ -329,6 +345,48 @@ describe('round trips per request', () => {
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([id, created]) => ({ stripe_subscription_id: id, provider_event_created: String(created) })),
     );
+  });
+
+  it('shares its calls between first statements and changes, each change made once with its event', async () => {
+    const updates: Array<Awaited<ReturnType<typeof subscribed>>> = [];
+    for (let i = 0; i < 5; i++) updates.push(await subscribed());
+    await withEndpoint(async (endpointId) => {
+      const before = await sharedCalls();
+      let bursts = 0;
+      // Bursts of newer events, one per subscription, each flipping it, until a call has carried several
+      // statements. With an endpoint each makes a change, so every notification makes two statements.
+      await eventually(
+        async () => {
+          const events = updates.map((update) => update(bursts % 2 === 0));
+          bursts++;
+          const answers = await Promise.all(events.map((event) => notify(event)));
+          expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+          for (const answer of answers)
+            expect(roundTripsOf(answer.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
+          const after = await sharedCalls();
+          // Every statement went in a shared call, the changes too.
+          expect(after.statements - before.statements).toBe(bursts * 2 * updates.length);
+          return after.calls - before.calls < after.statements - before.statements ? true : undefined;
+        },
+        { what: 'a shared call carrying several statements' },
+      );
+      // Each change was made once, with its one event and the event's one delivery.
+      const db = server.deps.orm.em.fork().getConnection();
+      const events = await db.execute<{ cancel: boolean; n: number; deliveries: number }[]>(
+        `select (e.body::jsonb->'data'->>'cancelAtPeriodEnd')::boolean as cancel, count(distinct e.id)::int as n,
+                count(d.id)::int as deliveries
+           from webhook_event e join webhook_delivery d on d.event_id = e.id
+          where d.endpoint_id = ? and e.type = 'subscription.updated'
+          group by 1 order by 1`,
+        [endpointId],
+      );
+      const flips = (cancel: boolean) => Math.floor((bursts + (cancel ? 1 : 0)) / 2) * updates.length;
+      expect(events).toEqual(
+        [false, true]
+          .map((cancel) => ({ cancel, n: flips(cancel), deliveries: flips(cancel) }))
+          .filter((row) => row.n > 0),
+      );
+    });
   });
 
   it('lets no notification waiting for a row hold up the others', async () => {
@@ -375,16 +433,72 @@ describe('round trips per request', () => {
     expect(row).toEqual({ cancel_at_period_end: true });
   });
 
+  it('lets no change waiting for a row hold up the others', async () => {
+    const held = await subscribed();
+    const free = await subscribed();
+    const heldEvent = held(true) as { data: { object: { id: string } } };
+    const freeEvent = free(true) as { data: { object: { id: string } } };
+    await withEndpoint(async (endpointId) => {
+      const db = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await db.connect();
+      let waiting: Promise<{ status: number; headers: Record<string, string> }>;
+      try {
+        await db.query('begin');
+        await db.query('select 1 from subscription where stripe_subscription_id = $1 for update', [
+          heldEvent.data.object.id,
+        ]);
+        const [{ pid }] = (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows as [
+          { pid: number },
+        ];
+        // Its first statement only reads the row; its change waits for it (in a shared call for 50 ms at
+        // most, then alone).
+        waiting = notify(heldEvent).then((res) => res);
+        await blockedBy(server, pid, 'the held change to wait for the row');
+        const other = await notify(freeEvent);
+        expect(other.status).toBe(200);
+        expect(roundTripsOf(other.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
+        const { rows } = await db.query(
+          'select cancel_at_period_end from subscription where stripe_subscription_id = $1',
+          [freeEvent.data.object.id],
+        );
+        expect(rows).toEqual([{ cancel_at_period_end: true }]);
+      } finally {
+        await db.query('commit');
+        await db.end();
+      }
+      const answered = await waiting;
+      expect(answered.status).toBe(200);
+      // Its first statement, the shared call that gave up, then its change alone.
+      expect(roundTripsOf(answered.headers['x-request-id'])).toEqual({ statements: 3, barriers: 0 });
+      const changed = await server.deps.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ cancel: boolean; deliveries: number }[]>(
+          `select s.cancel_at_period_end as cancel,
+                  (select count(*)::int from webhook_event e join webhook_delivery d on d.event_id = e.id
+                    where d.endpoint_id = ? and e.type = 'subscription.updated'
+                      and e.body::jsonb->'data'->>'id' = s.id) as deliveries
+             from subscription s where s.stripe_subscription_id = ?`,
+          [endpointId, heldEvent.data.object.id],
+        );
+      expect(changed).toEqual([{ cancel: true, deliveries: 1 }]);
+    });
+  });
+
   // Planning, not a round trip, but paid on the same path: left to choose, PostgreSQL planned the
   // function's `pending` answer anew on most calls (see provider-event-function.ts).
-  it('keeps the plans of the first statement’s function between calls', async () => {
-    const [fn] = await server.deps.orm.em
+  it('keeps the plans of the receiver’s functions between calls', async () => {
+    const functions = await server.deps.orm.em
       .fork()
       .getConnection()
-      .execute<{ proconfig: string[] | null }[]>(
-        `select proconfig from pg_proc where proname = 'tollgate_apply_provider_event'`,
+      .execute<{ proname: string; proconfig: string[] | null }[]>(
+        `select proname, proconfig from pg_proc
+          where proname in ('tollgate_apply_provider_event', 'tollgate_apply_provider_change') order by proname`,
       );
-    expect(fn).toEqual({ proconfig: ['plan_cache_mode=force_generic_plan'] });
+    expect(functions).toEqual([
+      { proname: 'tollgate_apply_provider_change', proconfig: ['plan_cache_mode=force_generic_plan'] },
+      { proname: 'tollgate_apply_provider_event', proconfig: ['plan_cache_mode=force_generic_plan'] },
+    ]);
   });
 
   it('creates a customer in one statement', async () => {

@@ -3,47 +3,59 @@ import type pg from 'pg';
 import type { Logger } from '../../infra/logger.js';
 import { PreparedStatement } from '../../infra/prepared-statement.js';
 import { currentRoundTrips, type RoundTrips } from '../../infra/round-trips.js';
+import { APPLY_PROVIDER_CHANGE_FUNCTION } from './provider-change-function.js';
 import { APPLY_PROVIDER_EVENT_FUNCTION } from './provider-event-function.js';
 
-/** Notifications in one call at most; those left over go in the next. */
+/** Statements in one call at most; those left over go in the next. */
 const MAX_BATCH = 50;
 
-/** What `tollgate_apply_provider_event` answers for one notification (see provider-event-function.ts). */
-export interface FirstStatementRow {
+/**
+ * What `tollgate_apply_provider_event` answers for a first statement (see provider-event-function.ts),
+ * and `tollgate_apply_provider_change` for a change (provider-change-function.ts).
+ */
+export interface StatementRow {
   readonly outcome: string;
   readonly pending: unknown;
 }
 
-/** A notification waiting for its first statement. */
+/** A notification's statement, waiting for its call. */
 interface Waiting {
-  /** The arguments of `tollgate_apply_provider_event`, the Stripe subscription's id first. */
-  readonly values: readonly unknown[];
+  /** The Stripe subscription's id: a call takes its statements in this order. */
+  readonly key: string;
+  /**
+   * The call's element: the argument list of `tollgate_apply_provider_event` (a first statement), or the
+   * argument of `tollgate_apply_provider_change` (a change, an object).
+   */
+  readonly element: readonly unknown[] | Readonly<Record<string, unknown>>;
   /** Its request's round trips, where the shared statement is noted. */
   readonly tally: RoundTrips | undefined;
-  readonly resolve: (row: FirstStatementRow) => void;
+  readonly resolve: (row: StatementRow) => void;
   readonly reject: (error: unknown) => void;
 }
 
 /**
- * The Stripe receiver's first statement, shared by the notifications that arrive together.
+ * The Stripe receiver's statements, shared by the notifications that arrive together: the first
+ * statement of each, and the change of those that it answered 'pending' (a newer event for an app with
+ * endpoints, or one that moves the MRR: its outbound events and movements are worked out here, between
+ * the two).
  *
- * One call of `tollgate_apply_provider_events` (migrations/Migration20261127170000.ts) is in flight at a
- * time: a notification that arrives while none is goes at once, alone; those that arrive during a call
- * go together in the next. The function applies each in turn in one transaction and answers each its own
+ * One call of `tollgate_apply_provider_events` (migrations/Migration20261127200000.ts) is in flight at a
+ * time: a statement that comes while none is goes at once, alone; those that come during a call go
+ * together in the next. The function makes each in turn in one transaction and answers each its own
  * outcome. A burst of deliveries thus costs a round trip, a commit and its WAL flush per call, not per
- * notification, and a quiet receiver waits for nothing. Each request's access line counts the shared
- * call as its one statement; `tollgate_webhook_first_statement_notifications` shows how many each
- * call carried.
+ * statement, and a quiet receiver waits for nothing. Each request's access line counts each shared call
+ * its statement went in; `tollgate_webhook_statements_per_call` shows how many each call carried.
  *
- * - **Lock order.** A call takes its notifications in the order of their subscriptions, so two calls
- *   (two instances) lock rows in one order; within a subscription, in the order they arrived.
+ * - **Lock order.** A call takes its statements in the order of their subscriptions, so two calls (two
+ *   instances) lock rows in one order; within a subscription, in the order they came.
  * - **No notification holds up the others.** A call that waits over 50 ms for a lock (a row another
  *   transaction holds: the same-second path holds one while it reads Stripe) fails as a whole and
- *   writes nothing. Each of its notifications then makes the statement alone, as many at once as there
- *   are, and waits as long as it must, while the next call goes on without them. Any other failure of a
- *   call is handled the same way, so one bad notification fails only its own request.
- * - **Semantics.** Each notification's outcome is what the function answers alone: within the call,
- *   a later notification sees the earlier ones' changes as if they had committed first.
+ *   writes nothing. Each of its statements is then made alone, as many at once as there are, and waits
+ *   as long as it must, while the next call goes on without them. Any other failure of a call is handled
+ *   the same way, so one bad notification fails only its own request.
+ * - **Semantics.** Each statement's outcome is what its function answers alone: within the call, a later
+ *   statement sees the earlier ones' changes as if they had committed first. A change checks the row's
+ *   version, so one whose row an earlier statement of the call changed is answered 'raced'.
  */
 export class ProviderEventBatches {
   readonly #waiting: Waiting[] = [];
@@ -56,15 +68,27 @@ export class ProviderEventBatches {
 
   constructor(
     private readonly pool: () => Promise<pg.Pool>,
-    /** Told how many notifications each call carried (1 for a notification alone), for the metrics. */
+    /** Told how many statements each call carried (1 for a statement alone), for the metrics. */
     private readonly observe: (size: number) => void = () => undefined,
     private readonly logger?: Logger,
   ) {}
 
-  /** The first statement's answer for one notification. */
-  apply(values: readonly unknown[]): Promise<FirstStatementRow> {
+  /** The first statement's answer for one notification: `values` as `tollgate_apply_provider_event` takes them. */
+  apply(values: readonly unknown[]): Promise<StatementRow> {
+    return this.#enqueue(String(values[0]), values);
+  }
+
+  /**
+   * The answer of `tollgate_apply_provider_change` for `change`, a change of the Stripe subscription
+   * `subscription`.
+   */
+  applyChange(subscription: string, change: Readonly<Record<string, unknown>>): Promise<StatementRow> {
+    return this.#enqueue(subscription, change);
+  }
+
+  #enqueue(key: string, element: Waiting['element']): Promise<StatementRow> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ values, tally: currentRoundTrips(), resolve, reject });
+      this.#waiting.push({ key, element, tally: currentRoundTrips(), resolve, reject });
       if (this.#flushing) return;
       this.#flushing = true;
       this.#scope.runInAsyncScope(() => void this.#flush());
@@ -79,37 +103,42 @@ export class ProviderEventBatches {
     }
   }
 
-  /** One call for `batch`; never throws (each notification gets its answer or its error). */
+  /** One call for `batch`; never throws (each statement gets its answer or its error). */
   async #call(batch: Waiting[]): Promise<void> {
     this.observe(batch.length);
     for (const waiting of batch) if (waiting.tally) waiting.tally.statements++;
-    batch.sort((a, b) => compare(String(a.values[0]), String(b.values[0])));
-    let rows: FirstStatementRow[];
+    // Stable: a subscription's statements stay in the order they came.
+    batch.sort((a, b) => compare(a.key, b.key));
+    let rows: StatementRow[];
     try {
-      rows = await APPLY_TOGETHER.runOnPool(await this.pool(), [JSON.stringify(batch.map((w) => w.values))]);
+      rows = await APPLY_TOGETHER.runOnPool(await this.pool(), [JSON.stringify(batch.map((w) => w.element))]);
       if (rows.length !== batch.length)
-        throw new Error(`${rows.length} answers for ${batch.length} notifications`);
+        throw new Error(`${rows.length} answers for ${batch.length} statements`);
     } catch (error) {
       // A lock wait past the bound is the expected case; anything else is worth a look.
       if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE)
         this.logger?.warn(
-          { err: error, notifications: batch.length },
-          'shared first statement failed; its Stripe notifications are applied one at a time',
+          { err: error, statements: batch.length },
+          "shared statement failed; its Stripe notifications' statements are made one at a time",
         );
       // Each goes alone, without holding up the next call. A call that failed wrote nothing; one whose
-      // answer was lost after its commit is safe to repeat (what it recorded is answered as a duplicate).
+      // answer was lost after its commit is safe to repeat (a first statement is answered as a
+      // duplicate, a change as raced, and its caller then reads the row again).
       for (const waiting of batch) void this.#alone(waiting);
       return;
     }
     for (const [i, waiting] of batch.entries()) waiting.resolve(rows[i]!);
   }
 
-  /** The statement for one notification of a call that failed, with no bound on its lock waits. */
+  /** The statement of a call that failed, alone, with no bound on its lock waits. */
   async #alone(waiting: Waiting): Promise<void> {
     if (waiting.tally) waiting.tally.statements++;
     try {
-      const [row] = await APPLY_ALONE.runOnPool(await this.pool(), waiting.values);
-      if (!row) throw new Error(`${APPLY_PROVIDER_EVENT_FUNCTION} answered no row`);
+      const pool = await this.pool();
+      const [row] = Array.isArray(waiting.element)
+        ? await APPLY_ALONE.runOnPool(pool, waiting.element)
+        : await APPLY_CHANGE_ALONE.runOnPool(pool, [JSON.stringify(waiting.element)]);
+      if (!row) throw new Error("the Stripe receiver's function answered no row");
       waiting.resolve(row);
     } catch (error) {
       waiting.reject(error);
@@ -123,13 +152,19 @@ const LOCK_NOT_AVAILABLE = '55P03';
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** One notification's first statement, as the function's own call. */
-const APPLY_ALONE = new PreparedStatement<FirstStatementRow>(
+const APPLY_ALONE = new PreparedStatement<StatementRow>(
   'tollgate_apply_newer_provider_event',
   `select * from ${APPLY_PROVIDER_EVENT_FUNCTION}(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 );
 
-/** Several notifications' first statement: each element the argument list of the function above. */
-const APPLY_TOGETHER = new PreparedStatement<FirstStatementRow>(
+/** One notification's change, as the function's own call. */
+const APPLY_CHANGE_ALONE = new PreparedStatement<StatementRow>(
+  'tollgate_apply_provider_change',
+  `select * from ${APPLY_PROVIDER_CHANGE_FUNCTION}(?::jsonb)`,
+);
+
+/** Several notifications' statements: each element the argument(s) of one of the functions above. */
+const APPLY_TOGETHER = new PreparedStatement<StatementRow>(
   'tollgate_apply_newer_provider_events',
   'select outcome, pending from tollgate_apply_provider_events(?::jsonb) order by n',
 );

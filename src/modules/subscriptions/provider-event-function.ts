@@ -34,7 +34,7 @@ function entitledOfOwner(overrideId: string, status: string, planId: string): st
  * - 'pending': any other newer event, id not recorded; nothing written. `pending` holds the row as read
  *   (and its version), whether the event moves the MRR, its plan before and after and, for an app with
  *   endpoints, its owner's entitled plan before and after, for the caller to make the change with its
- *   outbound events and MRR movements (`APPLY_WITH_EVENTS`).
+ *   outbound events and MRR movements (`tollgate_apply_provider_change`, provider-change-function.ts).
  *
  * One statement did all of this before, with every case's subqueries in its plan: PostgreSQL set up
  * some fifty of them on each call, most never run, and a duplicate cost two to four times the raw

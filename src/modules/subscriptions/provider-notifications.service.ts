@@ -70,8 +70,8 @@ class BuyerDeleted extends Error {
 export class ProviderNotificationsService {
   /** Per Stripe subscription, the end of the queue of its notifications that change its MRR. */
   readonly #queues = new Map<string, Promise<void>>();
-  /** The first statement, shared by the notifications that arrive together. */
-  readonly #firstStatements: ProviderEventBatches;
+  /** The receiver's statements, shared by the notifications that arrive together. */
+  readonly #statements: ProviderEventBatches;
 
   constructor(
     private readonly orm: MikroORM,
@@ -83,12 +83,12 @@ export class ProviderNotificationsService {
     private readonly logger?: Logger,
     /** Optimistic tries of a newer event before it waits for the row lock (0 in tests of that path). */
     private readonly optimisticTries: number = OPTIMISTIC_TRIES,
-    /** Told how many notifications each first statement carried, for the metrics. */
-    onFirstStatement?: (notifications: number) => void,
+    /** Told how many statements each shared call carried, for the metrics. */
+    onSharedCall?: (statements: number) => void,
   ) {
-    this.#firstStatements = new ProviderEventBatches(
+    this.#statements = new ProviderEventBatches(
       () => orm.em.getConnection().getNativeClient() as Promise<pg.Pool>,
-      onFirstStatement,
+      onSharedCall,
       logger,
     );
   }
@@ -420,7 +420,7 @@ export class ProviderNotificationsService {
     // movements and events, if the row has not changed meanwhile); events of one second, events that
     // keep losing that race, and MRR changes that need Stripe's coupon terms, under the row lock.
     for (let tries = 0; tries < this.optimisticTries; tries++) {
-      const outcome = await applyNewerProviderEvent(this.#firstStatements, event, remote, new Date());
+      const outcome = await applyNewerProviderEvent(this.#statements, event, remote, new Date());
       switch (outcome.kind) {
         case 'unknown':
           return this.#importUnknown(event, remote);
@@ -441,7 +441,7 @@ export class ProviderNotificationsService {
             return this.#oneAtATime(remote.id, () => this.#subscriptionChanged(event, remote, true));
           return this.#underRowLock(event, await this.#withCoupons(remote));
         case 'record_events':
-          if (await this.events.applyProviderChange(this.orm.em, event, outcome.change)) {
+          if (await this.events.applyProviderChange(this.#statements, event, outcome.change)) {
             return { applied: true };
           }
       }

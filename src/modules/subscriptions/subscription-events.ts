@@ -12,6 +12,7 @@ import { entitlementFeatures } from '../plans/metered-feature.js';
 import type { OutboundEvents, PlannedEvent } from '../webhooks/outbound-events.js';
 import type { BillingContext } from './billing-context.js';
 import { type EntitledPlan, loadEntitledPlan } from './entitled-plan.js';
+import type { ProviderEventBatches } from './provider-event-batches.js';
 import { ENTITLING_STATUSES, type Subscription } from './subscription.entity.js';
 import {
   presentSubscription,
@@ -120,17 +121,18 @@ export class SubscriptionEvents {
   /**
    * Makes a provider notification's change read by `applyNewerProviderEvent` ('record_events') together
    * with its outbound events and MRR movements, in one statement (the Stripe receiver's hot path: no
-   * transaction, no job insert in it), then hands the deliveries to the job queue. `false` when the row
-   * changed since it was read: nothing was written, and the caller reads it again.
+   * transaction, no job insert in it; shared with other notifications' statements through `batches`),
+   * then hands the deliveries to the job queue. `false` when the row changed since it was read: nothing
+   * was written, and the caller reads it again.
    */
   async applyProviderChange(
-    em: EntityManager,
+    batches: ProviderEventBatches,
     event: { readonly id: string; readonly type: string },
     change: PendingProviderChange,
   ): Promise<boolean> {
     const prepared = this.events.prepare(change.wantsEvents ? this.#eventsOfProviderChange(change) : []);
     const result = await applyProviderChangeWithEvents(
-      em,
+      batches,
       event,
       change,
       { appId: change.after.app_id, ...prepared },

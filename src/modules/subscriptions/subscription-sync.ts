@@ -1,10 +1,8 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { PreparedStatement } from '../../infra/prepared-statement.js';
-import { type CountedState, type MovementValues, recordMovementSql } from '../analytics/mrr-ledger.js';
+import type { CountedState, MovementValues } from '../analytics/mrr-ledger.js';
 import type { ProviderSubscription, ProviderSubscriptionDiscount } from '../payments/payment-provider.js';
 import type { Features } from '../plans/plan.entity.js';
 import { Plan } from '../plans/plan.entity.js';
-import { deliveryIdSql, endpointsTakingSql } from '../webhooks/outbound-events.js';
 import { type EntitledPlan, entitledPlanOf } from './entitled-plan.js';
 import type { ProviderEventBatches } from './provider-event-batches.js';
 import type { Subscription } from './subscription.entity.js';
@@ -212,44 +210,47 @@ export interface PreparedEvents {
 
 /**
  * Makes a change read by `applyNewerProviderEvent` ('record_events') in one statement, outside any
- * transaction: the event id is recorded, the row takes the provider's state (and its new MRR count),
- * and the change's outbound events with their deliveries (one per enabled endpoint of the app taking
- * the type) and its MRR movements are written, all or nothing. Nothing is done when the row is no longer
- * the version read (a concurrent change, or another delivery of the same event, got there first):
- * `applied: false`, and the caller reads it again.
+ * transaction (`tollgate_apply_provider_change`, shared with other notifications' statements): the event
+ * id is recorded, the row takes the provider's state (and its new MRR count), and the change's outbound
+ * events with their deliveries (one per enabled endpoint of the app taking the type) and its MRR
+ * movements are written, all or nothing. Nothing is done when the row is no longer the version read (a
+ * concurrent change, or another delivery of the same event, got there first): `applied: false`, and the
+ * caller reads it again.
  */
 export async function applyProviderChangeWithEvents(
-  em: EntityManager,
+  batches: ProviderEventBatches,
   event: { readonly id: string; readonly type: string },
   change: PendingProviderChange,
   events: PreparedEvents,
   movements: readonly MovementValues[],
 ): Promise<{ applied: boolean; deliveryIds: string[] }> {
   const { after, remote } = change;
-  const count = change.mrr?.after;
-  const [row] = await APPLY_WITH_EVENTS.run(em, [
-    after.id,
-    change.version,
-    event.id,
-    event.type,
-    after.status,
-    remote.customerId,
-    remote.currentPeriodEnd,
-    remote.cancelAtPeriodEnd,
-    remote.trialEnd,
-    remote.canceledAt,
-    change.eventCreated,
-    after.updated_at,
-    after.plan_id,
-    events.ids,
-    events.types,
-    events.bodies,
-    events.appId,
-    events.subjects,
-    count === undefined ? null : JSON.stringify(count),
-    movements.map((m) => JSON.stringify(m)),
-  ]);
-  return { applied: row?.applied === true, deliveryIds: row?.delivery_ids ?? [] };
+  const row = await batches.applyChange(remote.id, {
+    subscription: after.id,
+    version: change.version,
+    eventId: event.id,
+    eventType: event.type,
+    status: after.status,
+    customer: remote.customerId,
+    periodEnd: remote.currentPeriodEnd,
+    cancelAtPeriodEnd: remote.cancelAtPeriodEnd,
+    trialEnd: remote.trialEnd,
+    canceledAt: remote.canceledAt,
+    created: change.eventCreated,
+    at: after.updated_at,
+    plan: after.plan_id,
+    app: events.appId,
+    mrr: change.mrr?.after ?? null,
+    movements,
+    events: events.ids.map((id, i) => ({
+      id,
+      type: events.types[i],
+      body: events.bodies[i],
+      subjects: events.subjects[i],
+    })),
+  });
+  const answer = row.pending as { deliveryIds: string[] } | null;
+  return { applied: row.outcome === 'applied', deliveryIds: answer?.deliveryIds ?? [] };
 }
 
 /** A subscription row as PostgreSQL's `row_to_json` gives it, with its plan's public id and name. */
@@ -295,63 +296,3 @@ interface PendingRow {
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
 }
-
-/**
- * Applies a change worked out from the row at `version` (xmin: any write to the row gives it a new one),
- * with its event id and its outbound events, in one statement: the row is locked only if it is still that
- * version, and everything else is written only if it was. An event no enabled endpoint takes is not
- * written (as `OutboundEvents.record` does).
- */
-const APPLY_WITH_EVENTS = new PreparedStatement<{ applied: boolean; delivery_ids: string[] }>(
-  'tollgate_apply_provider_change_with_events',
-  `
-  with v as (
-    select ?::text as subscription_id, ?::text as version, ?::text as event_id, ?::text as event_type,
-           ?::text as status, ?::text as stripe_customer_id, ?::timestamptz as current_period_end,
-           ?::boolean as cancel_at_period_end, ?::timestamptz as trial_end, ?::timestamptz as canceled_at,
-           ?::bigint as created, ?::timestamptz as at, ?::text as plan_id,
-           ?::text[] as event_ids, ?::text[] as event_types, ?::text[] as event_bodies, ?::text as app_id,
-           ?::text[] as event_subjects, ?::jsonb as mrr, ?::jsonb[] as movements
-  ), target as (
-    select t.id from subscription t, v
-     where t.id = v.subscription_id and t.xmin = v.version::xid
-       for no key update of t
-  ), recorded as (
-    insert into processed_event (id, type)
-    select v.event_id, v.event_type from v where exists (select 1 from target)
-    on conflict (id) do nothing
-    returning id
-  ), applied as (
-    update subscription s
-       set status = v.status, stripe_customer_id = v.stripe_customer_id, current_period_end = v.current_period_end,
-           cancel_at_period_end = v.cancel_at_period_end, trial_end = v.trial_end, canceled_at = v.canceled_at,
-           provider_event_created = v.created, updated_at = v.at, plan_id = v.plan_id,
-           mrr_amount = coalesce((v.mrr->>'amount')::bigint, s.mrr_amount),
-           mrr_currency = case when v.mrr is null then s.mrr_currency else v.mrr->>'currency' end,
-           mrr_quantity = coalesce((v.mrr->>'quantity')::int, s.mrr_quantity),
-           mrr_discounts = coalesce(v.mrr->'discounts', s.mrr_discounts),
-           mrr_inputs = coalesce(v.mrr->>'inputs', s.mrr_inputs)
-      from target, v
-     where s.id = target.id and exists (select 1 from recorded)
-    returning s.id
-  ), movements as (
-    -- Taken in order, each after the row's lock, as a transaction's change records them.
-    select ${recordMovementSql('m.j')} from applied, v, unnest(v.movements) with ordinality as m(j, n)
-     order by m.n
-  ), events as (
-    insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
-    select e.id, v.app_id, e.type, e.body, e.subjects::jsonb, v.at
-      from v, unnest(v.event_ids, v.event_types, v.event_bodies, v.event_subjects) as e(id, type, body, subjects)
-     where exists (select 1 from applied)
-       and exists (${endpointsTakingSql('v.app_id', 'e.type')})
-    returning id, app_id, type, created_at
-  ), deliveries as (
-    insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
-    select ${deliveryIdSql('ev.id', 't.n')}, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
-      from events ev cross join lateral (${endpointsTakingSql('ev.app_id', 'ev.type')}) t
-    returning id
-  )
-  select exists (select 1 from applied) as applied,
-         coalesce((select array_agg(id) from deliveries), '{}') as delivery_ids,
-         (select count(*) from movements) as movements`,
-);
