@@ -215,6 +215,41 @@ describe('refused destinations', () => {
   });
 });
 
+describe('a large batch', () => {
+  it('sends every delivery of a batch once, each signed with the endpoint’s secrets', async () => {
+    const server = await startTestServer();
+    try {
+      const { apiKey } = await server.createApp();
+      const endpoint = await endpointFor(server, apiKey, `${receiver.url}/batch`);
+      const rotated = await server.http
+        .post(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`)
+        .set(auth(apiKey));
+      expect(rotated.status).toBe(200);
+      // Created together: their deliveries are claimed and sent in few batches, side by side.
+      const customers = await Promise.all(Array.from({ length: 40 }, () => newCustomer(server, apiKey)));
+      const arrived = () => receiver.received.filter((r) => r.path === '/batch');
+      await eventually(() => (arrived().length >= 40 ? true : undefined), {
+        what: '40 deliveries',
+        timeoutMs: 30_000,
+      });
+      const deliveries = await eventually(async () => {
+        const list = await deliveriesOf(server, apiKey, endpoint.id);
+        return list.length === 40 && list.every((d) => d.status === 'succeeded') ? list : undefined;
+      });
+      expect(deliveries.map((d) => d.attempts)).toEqual(deliveries.map(() => 1));
+      expect(arrived()).toHaveLength(40);
+      expect(new Set(arrived().map((r) => r.headers['webhook-id'])).size).toBe(40);
+      expect(new Set(arrived().map((r) => r.payload.data.id))).toEqual(new Set(customers.map((c) => c.id)));
+      for (const webhook of arrived()) {
+        expect(verify(rotated.body.secret, webhook)).toEqual(webhook.payload);
+        expect(verify(endpoint.secret, webhook)).toEqual(webhook.payload);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('several instances', () => {
   it('share one queue and deliver each event exactly once', async () => {
     const env = { JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}` };
