@@ -389,11 +389,19 @@ describe('round trips per request', () => {
     });
   });
 
-  it('lets no notification waiting for a row hold up the others', async () => {
-    const held = await subscribed();
-    const free = await subscribed();
-    const heldEvent = held(true) as { data: { object: { id: string } } };
-    const freeEvent = free(true) as { data: { object: { id: string } } };
+  type SubscriptionEvent = { data: { object: { id: string } } };
+
+  /**
+   * Sends `heldEvent` while another transaction holds its subscription's row and, once it waits for the
+   * row, `freeEvent`, of another subscription: that one must be answered, in `statements`, and applied
+   * meanwhile. Gives back the held one's answer, once the row is let go.
+   */
+  const heldWhileAnotherPasses = async (
+    heldEvent: SubscriptionEvent,
+    freeEvent: SubscriptionEvent,
+    what: string,
+    statements: number,
+  ) => {
     const db = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await db.connect();
     let waiting: Promise<{ status: number; headers: Record<string, string> }>;
@@ -406,11 +414,10 @@ describe('round trips per request', () => {
         { pid: number },
       ];
       waiting = notify(heldEvent).then((res) => res);
-      // It waits for the row: in the shared statement (for 50 ms at most), then alone.
-      await blockedBy(server, pid, 'the held notification to wait for the row');
+      await blockedBy(server, pid, what);
       const other = await notify(freeEvent);
       expect(other.status).toBe(200);
-      expect(roundTripsOf(other.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
+      expect(roundTripsOf(other.headers['x-request-id'])).toEqual({ statements, barriers: 0 });
       const { rows } = await db.query(
         'select cancel_at_period_end from subscription where stripe_subscription_id = $1',
         [freeEvent.data.object.id],
@@ -420,7 +427,19 @@ describe('round trips per request', () => {
       await db.query('commit');
       await db.end();
     }
-    const answered = await waiting;
+    return waiting;
+  };
+
+  it('lets no notification waiting for a row hold up the others', async () => {
+    const heldEvent = (await subscribed())(true) as SubscriptionEvent;
+    const freeEvent = (await subscribed())(true) as SubscriptionEvent;
+    // It waits for the row: in the shared statement (for 50 ms at most), then alone.
+    const answered = await heldWhileAnotherPasses(
+      heldEvent,
+      freeEvent,
+      'the held notification to wait for the row',
+      1,
+    );
     expect(answered.status).toBe(200);
     // The shared statement that gave up, then its own.
     expect(roundTripsOf(answered.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
@@ -434,39 +453,17 @@ describe('round trips per request', () => {
   });
 
   it('lets no change waiting for a row hold up the others', async () => {
-    const held = await subscribed();
-    const free = await subscribed();
-    const heldEvent = held(true) as { data: { object: { id: string } } };
-    const freeEvent = free(true) as { data: { object: { id: string } } };
+    const heldEvent = (await subscribed())(true) as SubscriptionEvent;
+    const freeEvent = (await subscribed())(true) as SubscriptionEvent;
     await withEndpoint(async (endpointId) => {
-      const db = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-      await db.connect();
-      let waiting: Promise<{ status: number; headers: Record<string, string> }>;
-      try {
-        await db.query('begin');
-        await db.query('select 1 from subscription where stripe_subscription_id = $1 for update', [
-          heldEvent.data.object.id,
-        ]);
-        const [{ pid }] = (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows as [
-          { pid: number },
-        ];
-        // Its first statement only reads the row; its change waits for it (in a shared call for 50 ms at
-        // most, then alone).
-        waiting = notify(heldEvent).then((res) => res);
-        await blockedBy(server, pid, 'the held change to wait for the row');
-        const other = await notify(freeEvent);
-        expect(other.status).toBe(200);
-        expect(roundTripsOf(other.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
-        const { rows } = await db.query(
-          'select cancel_at_period_end from subscription where stripe_subscription_id = $1',
-          [freeEvent.data.object.id],
-        );
-        expect(rows).toEqual([{ cancel_at_period_end: true }]);
-      } finally {
-        await db.query('commit');
-        await db.end();
-      }
-      const answered = await waiting;
+      // Its first statement only reads the row; its change waits for it (in a shared call for 50 ms at
+      // most, then alone).
+      const answered = await heldWhileAnotherPasses(
+        heldEvent,
+        freeEvent,
+        'the held change to wait for the row',
+        2,
+      );
       expect(answered.status).toBe(200);
       // Its first statement, the shared call that gave up, then its change alone.
       expect(roundTripsOf(answered.headers['x-request-id'])).toEqual({ statements: 3, barriers: 0 });

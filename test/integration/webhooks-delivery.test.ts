@@ -37,6 +37,23 @@ async function deliveriesOf(server: TestServer, apiKey: string, endpointId: stri
   return res.body.data as any[];
 }
 
+/**
+ * Waits until `n` webhooks have arrived at `path` and the endpoint lists `n` deliveries, every one
+ * succeeded; gives both (what arrived read after the deliveries settled).
+ */
+async function deliveredAll(server: TestServer, apiKey: string, endpointId: string, path: string, n: number) {
+  const arrived = () => receiver.received.filter((r) => r.path === path);
+  await eventually(() => (arrived().length >= n ? true : undefined), {
+    what: `${n} deliveries`,
+    timeoutMs: 30_000,
+  });
+  const deliveries = await eventually(async () => {
+    const list = await deliveriesOf(server, apiKey, endpointId);
+    return list.length === n && list.every((d) => d.status === 'succeeded') ? list : undefined;
+  });
+  return { arrived: arrived(), deliveries };
+}
+
 async function newCustomer(
   server: TestServer,
   apiKey: string,
@@ -227,20 +244,12 @@ describe('a large batch', () => {
       expect(rotated.status).toBe(200);
       // Created together: their deliveries are claimed and sent in few batches, side by side.
       const customers = await Promise.all(Array.from({ length: 40 }, () => newCustomer(server, apiKey)));
-      const arrived = () => receiver.received.filter((r) => r.path === '/batch');
-      await eventually(() => (arrived().length >= 40 ? true : undefined), {
-        what: '40 deliveries',
-        timeoutMs: 30_000,
-      });
-      const deliveries = await eventually(async () => {
-        const list = await deliveriesOf(server, apiKey, endpoint.id);
-        return list.length === 40 && list.every((d) => d.status === 'succeeded') ? list : undefined;
-      });
+      const { arrived, deliveries } = await deliveredAll(server, apiKey, endpoint.id, '/batch', 40);
       expect(deliveries.map((d) => d.attempts)).toEqual(deliveries.map(() => 1));
-      expect(arrived()).toHaveLength(40);
-      expect(new Set(arrived().map((r) => r.headers['webhook-id'])).size).toBe(40);
-      expect(new Set(arrived().map((r) => r.payload.data.id))).toEqual(new Set(customers.map((c) => c.id)));
-      for (const webhook of arrived()) {
+      expect(arrived).toHaveLength(40);
+      expect(new Set(arrived.map((r) => r.headers['webhook-id'])).size).toBe(40);
+      expect(new Set(arrived.map((r) => r.payload.data.id))).toEqual(new Set(customers.map((c) => c.id)));
+      for (const webhook of arrived) {
         expect(verify(rotated.body.secret, webhook)).toEqual(webhook.payload);
         expect(verify(endpoint.secret, webhook)).toEqual(webhook.payload);
       }
@@ -261,19 +270,11 @@ describe('several instances', () => {
         Array.from({ length: 40 }, (_, i) => newCustomer(i % 2 === 0 ? a : b, apiKey)),
       );
       const ids = new Set(customers.map((c) => c.id));
-      const arrived = () => receiver.received.filter((r) => r.path === '/shared');
-      await eventually(() => (arrived().length >= 40 ? true : undefined), {
-        what: '40 deliveries',
-        timeoutMs: 30_000,
-      });
-      const deliveries = await eventually(async () => {
-        const list = await deliveriesOf(a, apiKey, endpoint.id);
-        return list.length === 40 && list.every((d) => d.status === 'succeeded') ? list : undefined;
-      });
+      const { arrived, deliveries } = await deliveredAll(a, apiKey, endpoint.id, '/shared', 40);
       expect(deliveries.every((d) => d.attempts === 1)).toBe(true);
-      expect(arrived()).toHaveLength(40);
-      expect(new Set(arrived().map((r) => r.headers['webhook-id'])).size).toBe(40);
-      expect(new Set(arrived().map((r) => r.payload.data.id))).toEqual(ids);
+      expect(arrived).toHaveLength(40);
+      expect(new Set(arrived.map((r) => r.headers['webhook-id'])).size).toBe(40);
+      expect(new Set(arrived.map((r) => r.payload.data.id))).toEqual(ids);
       // Each attempt is counted by the instance that made it: 40 in all, whichever made them.
       const attempts = async (server: TestServer) =>
         (await server.deps.metrics!.outboundAttempts.get()).values.reduce((sum, v) => sum + v.value, 0);
