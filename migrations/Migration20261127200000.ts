@@ -70,6 +70,7 @@ begin
            where p.app_id = ev.app_id and p.enabled and (p.events = '[]'::jsonb or jsonb_exists_any(p.events, array[ev.type]))) t
     returning id
   )
+  -- The movements are counted so that they are recorded: a CTE that is not read is not run.
   select exists (select 1 from applied), coalesce((select array_agg(id) from deliveries), '{}'),
          (select count(*) from movements)
     into v_applied, v_deliveries, v_movements;

@@ -7,7 +7,7 @@ export const APPLY_PROVIDER_CHANGE_FUNCTION = 'tollgate_apply_provider_change';
 /**
  * `create or replace function tollgate_apply_provider_change(p_change jsonb)`: makes a change that
  * `tollgate_apply_provider_event` answered 'pending', with its outbound events and MRR movements, all or
- * nothing. `p_change` holds, by name, what `applyProviderChange` (subscription-sync.ts) sends: the row's id
+ * nothing. `p_change` holds, by name, what `applyProviderChangeWithEvents` (subscription-sync.ts) sends: the row's id
  * and the version read, the event, the provider's state, the plan, the new MRR count (`mrr`, or null when
  * the event leaves it as it was), the movements (`tollgate_record_mrr_movement`'s values) and the events
  * (`id`, `type`, `body`, `subjects`: a JSON array as text).
@@ -80,6 +80,7 @@ begin
       from events ev cross join lateral (${endpointsTakingSql('ev.app_id', 'ev.type')}) t
     returning id
   )
+  -- The movements are counted so that they are recorded: a CTE that is not read is not run.
   select exists (select 1 from applied), coalesce((select array_agg(id) from deliveries), '{}'),
          (select count(*) from movements)
     into v_applied, v_deliveries, v_movements;
