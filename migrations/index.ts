@@ -32,6 +32,7 @@ import { Migration20261127100000 } from './Migration20261127100000.js';
 import { Migration20261127160000 } from './Migration20261127160000.js';
 import { Migration20261127170000 } from './Migration20261127170000.js';
 import { Migration20261127200000 } from './Migration20261127200000.js';
+import { Migration20261128000000 } from './Migration20261128000000.js';
 
 /**
  * Every migration, in order. Listed explicitly (not discovered from disk) so the same list works from
@@ -71,4 +72,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127160000', class: Migration20261127160000 },
   { name: 'Migration20261127170000', class: Migration20261127170000 },
   { name: 'Migration20261127200000', class: Migration20261127200000 },
+  { name: 'Migration20261128000000', class: Migration20261128000000 },
 ];

@@ -175,12 +175,26 @@ describe('round trips per request', () => {
       completed.data.object.subscription as string,
     );
     let n = 0;
-    return (cancelAtPeriodEnd: boolean) => ({
+    // With `quantity`, its item's quantity changed at Stripe too (which moves the MRR).
+    return (cancelAtPeriodEnd: boolean, quantity?: number) => ({
       id: `evt_round_${randomBytes(6).toString('hex')}`,
       object: 'event',
       api_version: completed.api_version,
       created: (completed.created as number) + 10 + n++,
-      data: { object: { ...remote, cancel_at_period_end: cancelAtPeriodEnd } },
+      data: {
+        object: {
+          ...remote,
+          cancel_at_period_end: cancelAtPeriodEnd,
+          ...(quantity === undefined
+            ? {}
+            : {
+                items: {
+                  ...remote.items,
+                  data: remote.items.data.map((item, i) => (i === 0 ? { ...item, quantity } : item)),
+                },
+              }),
+        },
+      },
       livemode: false,
       pending_webhooks: 1,
       request: { id: null, idempotency_key: null },
@@ -207,7 +221,7 @@ describe('round trips per request', () => {
     expect(roundTripsOf(duplicate.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
   });
 
-  it('applies a Stripe notification in two statements for an app with an endpoint, events included', async () => {
+  it('applies a Stripe notification in one statement for an app with an endpoint, events included', async () => {
     const update = await subscribed();
     const endpoint = await server.http
       .post('/v1/webhook-endpoints')
@@ -218,7 +232,7 @@ describe('round trips per request', () => {
       const event = update(true);
       const applied = await notify(event);
       expect(applied.status).toBe(200);
-      expect(roundTripsOf(applied.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
+      expect(roundTripsOf(applied.headers['x-request-id'])).toEqual({ statements: 1, barriers: 0 });
       const deliveries = await server.deps.orm.em
         .fork()
         .getConnection()
@@ -353,11 +367,11 @@ describe('round trips per request', () => {
     await withEndpoint(async (endpointId) => {
       const before = await sharedCalls();
       let bursts = 0;
-      // Bursts of newer events, one per subscription, each flipping it, until a call has carried several
-      // statements. With an endpoint each makes a change, so every notification makes two statements.
+      // Bursts of newer events, one per subscription, each flipping it and its quantity, until a call has
+      // carried several statements. Each moves the MRR, so each makes a change: two statements.
       await eventually(
         async () => {
-          const events = updates.map((update) => update(bursts % 2 === 0));
+          const events = updates.map((update) => update(bursts % 2 === 0, bursts % 2 === 0 ? 3 : 2));
           bursts++;
           const answers = await Promise.all(events.map((event) => notify(event)));
           expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
@@ -453,16 +467,17 @@ describe('round trips per request', () => {
   });
 
   it('lets no change waiting for a row hold up the others', async () => {
-    const heldEvent = (await subscribed())(true) as SubscriptionEvent;
+    // It moves the MRR: its first statement only reads the row.
+    const heldEvent = (await subscribed())(true, 3) as SubscriptionEvent;
     const freeEvent = (await subscribed())(true) as SubscriptionEvent;
     await withEndpoint(async (endpointId) => {
-      // Its first statement only reads the row; its change waits for it (in a shared call for 50 ms at
-      // most, then alone).
+      // Its change waits for the row (in a shared call for 50 ms at most, then alone); the other's one
+      // statement writes its change and its event.
       const answered = await heldWhileAnotherPasses(
         heldEvent,
         freeEvent,
         'the held change to wait for the row',
-        2,
+        1,
       );
       expect(answered.status).toBe(200);
       // Its first statement, the shared call that gave up, then its change alone.

@@ -1,5 +1,14 @@
-import { takesAnySql } from '../webhooks/outbound-events.js';
+import { deliveryIdSql, endpointsTakingSql, takesAnySql } from '../webhooks/outbound-events.js';
 import { entitledPlanIdSql } from './entitled-plan.js';
+import { ENTITLING_STATUSES_SQL } from './subscription.entity.js';
+import {
+  entitlementsDataSql,
+  eventBodySql,
+  type SubscriptionViewSql,
+  subjectsSql,
+  subscriptionViewChangedSql,
+  subscriptionViewSql,
+} from './subscription-event-sql.js';
 import { SUBSCRIPTION_CHANGE_EVENT_TYPES } from './subscription-event-types.js';
 
 /** The database function the Stripe receiver's first statement calls (see `applyNewerProviderEvent`). */
@@ -8,14 +17,47 @@ export const APPLY_PROVIDER_EVENT_FUNCTION = 'tollgate_apply_provider_event';
 /** The types a subscription change records, as a PostgreSQL array literal (they hold no quote or comma). */
 const SQL_EVENT_TYPES = `{${SUBSCRIPTION_CHANGE_EVENT_TYPES.join(',')}}`;
 
-/** The entitled plan (name, features) of the subscription `v_row`'s owner, `overrideId` read as `status`/`plan`. */
-function entitledOfOwner(overrideId: string, status: string, planId: string): string {
+/**
+ * The entitled plan (name, features) of the subscription `v_row`'s owner, `overrideId` read as `status`/`plan`,
+ * as `json`; `jsonb` with `type` 'jsonb'.
+ */
+function entitledOfOwner(overrideId: string, status: string, planId: string, type = 'json'): string {
   const refs = { appId: 'v_row.app_id', overrideId, overrideStatus: status, overridePlanId: planId };
   const customer = entitledPlanIdSql('customer', { ...refs, ownerId: 'v_row.customer_id' });
   const organization = entitledPlanIdSql('organization', { ...refs, ownerId: 'v_row.organization_id' });
-  return `(select json_build_object('name', e.name, 'features', e.features) from plan e
+  return `(select ${type}_build_object('name', e.name, 'features', e.features) from plan e
             where e.id = case when v_row.organization_id is null then ${customer} else ${organization} end)`;
 }
+
+/** The subscription `v_row` as the Subscription object shows it, `plan` its plan's row. */
+const before = (plan: string): SubscriptionViewSql => ({
+  id: 'v_row.id',
+  customerId: 'v_row.customer_id',
+  organizationId: 'v_row.organization_id',
+  planSlug: `${plan}.slug`,
+  planName: `${plan}.name`,
+  status: 'v_row.status',
+  currentPeriodEnd: 'v_row.current_period_end',
+  cancelAtPeriodEnd: 'v_row.cancel_at_period_end',
+  trialEnd: 'v_row.trial_end',
+  canceledAt: 'v_row.canceled_at',
+  metadata: 'v_row.metadata',
+  createdAt: 'v_row.created_at',
+  updatedAt: 'v_row.updated_at',
+});
+
+/** The same subscription with the event's state, as the change leaves it. */
+const after = (plan: string): SubscriptionViewSql => ({
+  ...before(plan),
+  status: 'p_status',
+  currentPeriodEnd: 'p_period_end',
+  cancelAtPeriodEnd: 'p_cancel_at_period_end',
+  trialEnd: 'p_trial_end',
+  canceledAt: 'p_canceled_at',
+  updatedAt: 'now()',
+});
+
+const entitles = (status: string) => `(${status} in (${ENTITLING_STATUSES_SQL}))`;
 
 /**
  * `create or replace function tollgate_apply_provider_event(…)`: records a subscription event's id and
@@ -26,15 +68,21 @@ function entitledOfOwner(overrideId: string, status: string, planId: string): st
  * - 'skipped': an older event than the row's, its id recorded now (or before); or an event whose id was
  *   recorded; nothing else written.
  * - 'same_second': an event of the row's second, its id not recorded; nothing written.
- * - 'applied': a newer event that neither moves the MRR (`mrr_inputs`) nor concerns an endpoint of the
- *   app: the state copied onto the row, which was still the version read, and the id recorded with it.
- *   PostgreSQL re-checks the version on the row's latest one after waiting for a concurrent writer.
+ * - 'applied': a newer event that does not move the MRR (`mrr_inputs`): the state copied onto the row,
+ *   which was still the version read, and the id recorded with it. PostgreSQL re-checks the version on
+ *   the row's latest one after waiting for a concurrent writer. For an app with an endpoint taking
+ *   subscription changes, the change's outbound events are written with it, rendered here as
+ *   `SubscriptionEvents` renders them (subscription-event-sql.ts), their ids the two given
+ *   (`p_subscription_message` for `subscription.updated` or `.canceled`, `p_entitlements_message` for
+ *   `entitlements.updated`), with a delivery per endpoint taking each; `pending` is then
+ *   `{"deliveryIds": […]}`, for the caller to hand to the job queue.
  * - 'raced': such an event, but the row changed after it was read; nothing written (the caller reads it
  *   again).
- * - 'pending': any other newer event, id not recorded; nothing written. `pending` holds the row as read
- *   (and its version), whether the event moves the MRR, its plan before and after and, for an app with
- *   endpoints, its owner's entitled plan before and after, for the caller to make the change with its
- *   outbound events and MRR movements (`tollgate_apply_provider_change`, provider-change-function.ts).
+ * - 'pending': a newer event that moves the MRR, id not recorded; nothing written. `pending` holds the
+ *   row as read (and its version), its plan before and after and, for an app with endpoints, its owner's
+ *   entitled plan before and after, for the caller to make the change with its MRR movements (worked out
+ *   by the ledger's rules in JavaScript) and its outbound events (`tollgate_apply_provider_change`,
+ *   provider-change-function.ts).
  *
  * One statement did all of this before, with every case's subqueries in its plan: PostgreSQL set up
  * some fifty of them on each call, most never run, and a duplicate cost two to four times the raw
@@ -45,7 +93,8 @@ function entitledOfOwner(overrideId: string, status: string, planId: string): st
  * 601 ms of planning against 283 ms of execution): it judged a plan for the call's values cheaper than
  * the kept one. Its other statements were kept either way.
  *
- * Built from the rules it shares (`entitledPlanIdSql`, `takesAnySql`); the migration that creates it
+ * Built from the rules it shares (`entitledPlanIdSql`, `takesAnySql`, `endpointsTakingSql`, the event
+ * bodies of subscription-event-sql.ts); the migration that creates it
  * holds this text as it was, and test/unit/provider-event-function.test.ts fails when the two differ,
  * so a change of those rules comes with a migration that replaces the function.
  */
@@ -53,7 +102,7 @@ export function applyProviderEventFunctionSql(): string {
   return `create or replace function ${APPLY_PROVIDER_EVENT_FUNCTION}(
   p_subscription text, p_created bigint, p_event_id text, p_event_type text, p_status text, p_prices text[],
   p_mrr_inputs text, p_customer text, p_period_end timestamptz, p_cancel_at_period_end boolean,
-  p_trial_end timestamptz, p_canceled_at timestamptz,
+  p_trial_end timestamptz, p_canceled_at timestamptz, p_subscription_message text, p_entitlements_message text,
   out outcome text, out pending json)
 language plpgsql
 set plan_cache_mode = force_generic_plan
@@ -63,6 +112,17 @@ declare
   v_mrr_changes boolean;
   v_wants boolean;
   v_plan text;
+  v_before_plan record;
+  v_after_plan record;
+  v_entitled_before jsonb;
+  v_entitled_after jsonb;
+  v_at timestamptz;
+  v_type text;
+  v_ids text[] := '{}';
+  v_types text[] := '{}';
+  v_bodies text[] := '{}';
+  v_subjects text[] := '{}';
+  v_deliveries text[];
 begin
   select t.*, t.xmin::text as version into v_row from subscription t where t.stripe_subscription_id = p_subscription;
   if not found then
@@ -91,31 +151,81 @@ begin
       order by array_position(p_prices, p.stripe_price_id), p.created_at
       limit 1),
     v_row.plan_id);
-  if not v_mrr_changes and not v_wants then
-    update subscription s
-       set status = p_status, stripe_customer_id = p_customer, current_period_end = p_period_end,
-           cancel_at_period_end = p_cancel_at_period_end, trial_end = p_trial_end, canceled_at = p_canceled_at,
-           provider_event_created = p_created, updated_at = now(), plan_id = v_plan
-     where s.id = v_row.id and s.xmin = v_row.version::xid;
-    if not found then
-      outcome := 'raced';
-      return;
-    end if;
-    insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
-    outcome := 'applied';
+  if v_mrr_changes then
+    outcome := 'pending';
+    pending := json_build_object(
+      'version', v_row.version,
+      'mrr_changes', v_mrr_changes,
+      'wants_events', v_wants,
+      'before_row', row_to_json(v_row),
+      'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = v_row.plan_id),
+      'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a where a.id = v_plan),
+      'after_per_seat', coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false),
+      'entitled_before', case when v_wants then ${entitledOfOwner("''", "''", "''")} end,
+      'entitled_after', case when v_wants then ${entitledOfOwner('v_row.id', 'p_status', 'v_plan')} end);
     return;
   end if;
-  outcome := 'pending';
-  pending := json_build_object(
-    'version', v_row.version,
-    'mrr_changes', v_mrr_changes,
-    'wants_events', v_wants,
-    'before_row', row_to_json(v_row),
-    'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = v_row.plan_id),
-    'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a where a.id = v_plan),
-    'after_per_seat', coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false),
-    'entitled_before', case when v_wants then ${entitledOfOwner("''", "''", "''")} end,
-    'entitled_after', case when v_wants then ${entitledOfOwner('v_row.id', 'p_status', 'v_plan')} end);
+  -- What the owner is entitled to before and after, read before the change, when it may alter that.
+  if v_wants and (${entitles('v_row.status')} <> ${entitles('p_status')} or v_row.plan_id <> v_plan) then
+    v_entitled_before := ${entitledOfOwner("''", "''", "''", 'jsonb')};
+    v_entitled_after := ${entitledOfOwner('v_row.id', 'p_status', 'v_plan', 'jsonb')};
+  end if;
+  update subscription s
+     set status = p_status, stripe_customer_id = p_customer, current_period_end = p_period_end,
+         cancel_at_period_end = p_cancel_at_period_end, trial_end = p_trial_end, canceled_at = p_canceled_at,
+         provider_event_created = p_created, updated_at = now(), plan_id = v_plan
+   where s.id = v_row.id and s.xmin = v_row.version::xid;
+  if not found then
+    outcome := 'raced';
+    return;
+  end if;
+  insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
+  outcome := 'applied';
+  if not v_wants then return; end if;
+  -- Its outbound events, as SubscriptionEvents records a change's (subscription-event-sql.ts).
+  v_at := clock_timestamp();
+  select b.slug, b.name into v_before_plan from plan b where b.id = v_row.plan_id;
+  select a.slug, a.name into v_after_plan from plan a where a.id = v_plan;
+  v_type := case
+    when p_status = 'canceled' and v_row.status <> 'canceled' then 'subscription.canceled'
+    when ${subscriptionViewChangedSql(before('v_before_plan'), after('v_after_plan'))} then 'subscription.updated'
+  end;
+  if v_type is not null then
+    v_ids := array_append(v_ids, p_subscription_message);
+    v_types := array_append(v_types, v_type);
+    v_bodies := array_append(v_bodies, ${eventBodySql('v_type', 'v_at', subscriptionViewSql(after('v_after_plan')))});
+    v_subjects := array_append(v_subjects, ${subjectsSql('v_row.customer_id', 'v_row.organization_id')});
+  end if;
+  if coalesce(v_entitled_before, '{"name": null, "features": {}}')
+     is distinct from coalesce(v_entitled_after, '{"name": null, "features": {}}') then
+    v_ids := array_append(v_ids, p_entitlements_message);
+    v_types := array_append(v_types, 'entitlements.updated');
+    v_bodies := array_append(v_bodies, ${eventBodySql(
+      "'entitlements.updated'",
+      'v_at',
+      entitlementsDataSql(
+        'v_row.customer_id',
+        'v_row.organization_id',
+        'v_entitled_after',
+        'floor(extract(epoch from now()) * 1000)::bigint',
+      ),
+    )});
+    v_subjects := array_append(v_subjects, ${subjectsSql('coalesce(v_row.organization_id, v_row.customer_id)')});
+  end if;
+  with events as (
+    insert into webhook_event (id, app_id, type, body, subject_ids, created_at)
+    select e.id, v_row.app_id, e.type, e.body, e.subjects::jsonb, v_at
+      from unnest(v_ids, v_types, v_bodies, v_subjects) as e(id, type, body, subjects)
+     where exists (${endpointsTakingSql('v_row.app_id', 'e.type')})
+    returning id, app_id, type, created_at
+  ), deliveries as (
+    insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
+    select ${deliveryIdSql('ev.id', 't.n')}, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
+      from events ev cross join lateral (${endpointsTakingSql('ev.app_id', 'ev.type')}) t
+    returning id
+  )
+  select coalesce(array_agg(id), '{}') into v_deliveries from deliveries;
+  pending := json_build_object('deliveryIds', v_deliveries);
 end
 $fn$`;
 }

@@ -415,9 +415,9 @@ export class ProviderNotificationsService {
     remote: ProviderSubscription,
     queued = false,
   ): Promise<{ applied: boolean }> {
-    // The common case (a newer event, or a duplicate) in one statement; a newer event that moves the MRR,
-    // or of an app whose endpoints want to hear of the change, in two (read it, then make it with its
-    // movements and events, if the row has not changed meanwhile); events of one second, events that
+    // The common case (a newer event with its outbound events, or a duplicate) in one statement; a newer
+    // event that moves the MRR in two (read it, then make it with its movements and events, if the row
+    // has not changed meanwhile); events of one second, events that
     // keep losing that race, and MRR changes that need Stripe's coupon terms, under the row lock.
     for (let tries = 0; tries < this.optimisticTries; tries++) {
       const outcome = await applyNewerProviderEvent(this.#statements, event, remote, new Date());
@@ -425,6 +425,7 @@ export class ProviderNotificationsService {
         case 'unknown':
           return this.#importUnknown(event, remote);
         case 'applied':
+          this.events.announce(outcome.deliveryIds);
           return { applied: true };
         case 'skipped':
           return { applied: false };

@@ -130,7 +130,7 @@ export class SubscriptionEvents {
     event: { readonly id: string; readonly type: string },
     change: PendingProviderChange,
   ): Promise<boolean> {
-    const prepared = this.events.prepare(change.wantsEvents ? this.#eventsOfProviderChange(change) : []);
+    const prepared = this.events.prepare(change.wantsEvents ? eventsOfRowChange(change) : []);
     const result = await applyProviderChangeWithEvents(
       batches,
       event,
@@ -140,6 +140,11 @@ export class SubscriptionEvents {
     );
     this.events.announce(result.deliveryIds);
     return result.applied;
+  }
+
+  /** Hands deliveries a committed statement wrote to the job queue (`OutboundEvents.announce`). */
+  announce(deliveryIds: readonly string[]): void {
+    this.events.announce(deliveryIds);
   }
 
   /** The movements `done` would record for the change (none when it leaves the MRR's inputs as they were). */
@@ -161,24 +166,6 @@ export class SubscriptionEvents {
       },
       cause: 'notification',
     });
-  }
-
-  /** The same rules as `#record`, with the entitlements read in advance. */
-  #eventsOfProviderChange(change: PendingProviderChange): PlannedEvent[] {
-    const owner = ownerOfRow(change.after);
-    const planned: PlannedEvent[] = [];
-    const subscription = subscriptionEvent(
-      presentSubscriptionRow(change.before),
-      presentSubscriptionRow(change.after),
-    );
-    if (subscription) planned.push(subscription);
-    if (mayAlterEntitlements(stateOfRow(change.before), stateOfRow(change.after))) {
-      // The change is the context's newest: its time is the entitlement version it leads to (at least).
-      const ev = Date.parse(change.after.updated_at);
-      const entitlements = entitlementsEvent(owner, change.entitlementsBefore, change.entitlementsAfter, ev);
-      if (entitlements) planned.push(entitlements);
-    }
-    return planned;
   }
 
   async #record(
@@ -213,6 +200,30 @@ export class SubscriptionEvents {
       await this.events.record(em, owner.appId, entitlements.type, entitlements.data, entitlements.subjects);
     }
   }
+}
+
+/**
+ * The events of a change of a subscription's row, with its owner's entitlements read before and after:
+ * the same rules as `#record`. The Stripe receiver's function renders the same in SQL for a change that
+ * leaves the MRR as it was (subscription-event-sql.ts).
+ */
+export function eventsOfRowChange(
+  change: Pick<PendingProviderChange, 'before' | 'after' | 'entitlementsBefore' | 'entitlementsAfter'>,
+): PlannedEvent[] {
+  const owner = ownerOfRow(change.after);
+  const planned: PlannedEvent[] = [];
+  const subscription = subscriptionEvent(
+    presentSubscriptionRow(change.before),
+    presentSubscriptionRow(change.after),
+  );
+  if (subscription) planned.push(subscription);
+  if (mayAlterEntitlements(stateOfRow(change.before), stateOfRow(change.after))) {
+    // The change is the context's newest: its time is the entitlement version it leads to (at least).
+    const ev = Date.parse(change.after.updated_at);
+    const entitlements = entitlementsEvent(owner, change.entitlementsBefore, change.entitlementsAfter, ev);
+    if (entitlements) planned.push(entitlements);
+  }
+  return planned;
 }
 
 /** What, of a subscription, decides what its owner is entitled to. */

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { newId } from '../../core/ids.js';
 import type { CountedState, MovementValues } from '../analytics/mrr-ledger.js';
 import type { ProviderSubscription, ProviderSubscriptionDiscount } from '../payments/payment-provider.js';
 import type { Features } from '../plans/plan.entity.js';
@@ -63,8 +64,11 @@ export async function planForPrices(
 
 /** What `applyNewerProviderEvent` did with an event. */
 export type ProviderEventOutcome =
-  /** Recorded and applied (an app without webhook endpoints). */
-  | { readonly kind: 'applied' }
+  /**
+   * Recorded and applied, with its outbound events for an app with endpoints: `deliveryIds` are their
+   * deliveries, committed with it, for the job queue.
+   */
+  | { readonly kind: 'applied'; readonly deliveryIds: readonly string[] }
   /** Recorded (or recorded before: a duplicate) and rightly not applied: an older event. */
   | { readonly kind: 'skipped' }
   /** Neither recorded nor applied: Tollgate has no row of this subscription; the caller may import it. */
@@ -87,10 +91,9 @@ export type ProviderEventOutcome =
    */
   | { readonly kind: 'same_second' }
   /**
-   * Neither recorded nor applied: a newer event for an app whose endpoints want to hear of the change, or
-   * one that moves the subscription's MRR. The change as it would be made, read in the same statement:
-   * the caller works out its outbound events and MRR movements and makes it with them in one statement
-   * (`applyProviderChangeWithEvents`).
+   * Neither recorded nor applied: a newer event that moves the subscription's MRR. The change as it would
+   * be made, read in the same statement: the caller works out its MRR movements and outbound events and
+   * makes it with them in one statement (`applyProviderChangeWithEvents`).
    */
   | { readonly kind: 'record_events'; readonly change: PendingProviderChange };
 
@@ -124,9 +127,10 @@ export interface PendingProviderChange {
  * The same rules as `applyProviderState`: an older event is recorded and ignored, a price change moves the
  * subscription to the app's plan with that price when there is one.
  *
- * For an app with webhook endpoints, a duplicate or an older event is settled the same way (it changes
- * nothing, so it has nothing to announce); a newer one is read, not applied: see 'record_events'.
- * Notifications that arrive together share the statement (`ProviderEventBatches`).
+ * For an app with webhook endpoints, the statement writes the change's outbound events with it (rendered
+ * in SQL as `SubscriptionEvents` renders them; their ids are drawn here). A newer event that moves the
+ * MRR is read, not applied: see 'record_events'. Notifications that arrive together share the statement
+ * (`ProviderEventBatches`).
  */
 export async function applyNewerProviderEvent(
   batches: ProviderEventBatches,
@@ -148,6 +152,8 @@ export async function applyNewerProviderEvent(
     remote.cancelAtPeriodEnd,
     remote.trialEnd,
     remote.canceledAt,
+    newId('msg'),
+    newId('msg'),
   ])) as ApplyResult;
   if (row.outcome === 'pending') {
     const p = row.pending;
@@ -195,6 +201,7 @@ export async function applyNewerProviderEvent(
       },
     };
   }
+  if (row.outcome === 'applied') return { kind: 'applied', deliveryIds: row.pending?.deliveryIds ?? [] };
   return { kind: row.outcome };
 }
 
@@ -273,7 +280,8 @@ export interface SubscriptionRow {
 
 /** What the function answers (see provider-event-function.ts): one outcome, and the change when it is pending. */
 type ApplyResult =
-  | { outcome: 'unknown' | 'skipped' | 'same_second' | 'applied' | 'raced'; pending: null }
+  | { outcome: 'unknown' | 'skipped' | 'same_second' | 'raced'; pending: null }
+  | { outcome: 'applied'; pending: { deliveryIds: string[] } | null }
   | { outcome: 'pending'; pending: PendingRow };
 
 interface PendingRow {
