@@ -35,10 +35,13 @@ export class PreparedStatement<Row extends object> {
 
   /** As `run`, on a connection of `pool` (the ORM's, taken once by a caller that has no EntityManager). */
   async runOnPool(pool: pg.Pool, values: readonly unknown[]): Promise<Row[]> {
-    return withPooledClient(pool, async (client) => {
-      const result = await client.query<Row>({ name: this.#name, text: this.#text, values: [...values] });
-      return result.rows;
-    });
+    return withPooledClient(pool, (client) => this.runOnClient(client, values));
+  }
+
+  /** As `run`, on a connection the caller holds (outside any transaction). */
+  async runOnClient(client: pg.PoolClient, values: readonly unknown[]): Promise<Row[]> {
+    const result = await client.query<Row>({ name: this.#name, text: this.#text, values: [...values] });
+    return result.rows;
   }
 }
 

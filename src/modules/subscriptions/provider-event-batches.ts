@@ -95,23 +95,47 @@ export class ProviderEventBatches {
     });
   }
 
+  /**
+   * Makes calls while statements wait, on one connection taken for the run of them: the next call goes
+   * out as soon as the last one answers. Taken from the pool for each call, it came a turn of the event
+   * loop later (pg-pool hands over an idle connection on the next tick), after every request the last
+   * call answered had run on to its response.
+   */
   async #flush(): Promise<void> {
+    let client: pg.PoolClient | undefined;
     try {
-      while (this.#waiting.length > 0) await this.#call(this.#waiting.splice(0, MAX_BATCH));
+      while (this.#waiting.length > 0) {
+        try {
+          client ??= await (await this.pool()).connect();
+        } catch {
+          // No connection now: each statement of the batch tries on its own, and fails on its own.
+          for (const waiting of this.#waiting.splice(0, MAX_BATCH)) void this.#alone(waiting);
+          continue;
+        }
+        if (!(await this.#call(client, this.#waiting.splice(0, MAX_BATCH)))) {
+          // After a failed call: the connection is in no transaction, or gave itself back if it died.
+          client.release();
+          client = undefined;
+        }
+      }
     } finally {
+      client?.release();
       this.#flushing = false;
     }
   }
 
-  /** One call for `batch`; never throws (each statement gets its answer or its error). */
-  async #call(batch: Waiting[]): Promise<void> {
+  /**
+   * One call for `batch` on `client`; never throws (each statement gets its answer or its error).
+   * False when the call failed.
+   */
+  async #call(client: pg.PoolClient, batch: Waiting[]): Promise<boolean> {
     this.observe(batch.length);
     for (const waiting of batch) if (waiting.tally) waiting.tally.statements++;
     // Stable: a subscription's statements stay in the order they came.
     batch.sort((a, b) => compare(a.key, b.key));
     let rows: StatementRow[];
     try {
-      rows = await APPLY_TOGETHER.runOnPool(await this.pool(), [JSON.stringify(batch.map((w) => w.element))]);
+      rows = await APPLY_TOGETHER.runOnClient(client, [JSON.stringify(batch.map((w) => w.element))]);
       if (rows.length !== batch.length)
         throw new Error(`${rows.length} answers for ${batch.length} statements`);
     } catch (error) {
@@ -125,9 +149,10 @@ export class ProviderEventBatches {
       // answer was lost after its commit is safe to repeat (a first statement is answered as a
       // duplicate, a change as raced, and its caller then reads the row again).
       for (const waiting of batch) void this.#alone(waiting);
-      return;
+      return false;
     }
     for (const [i, waiting] of batch.entries()) waiting.resolve(rows[i]!);
+    return true;
   }
 
   /** The statement of a call that failed, alone, with no bound on its lock waits. */
