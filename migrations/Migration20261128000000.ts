@@ -18,20 +18,26 @@ import { APPLY_PROVIDER_EVENTS_FUNCTION_SQL as TWELVE_ARGUMENTS } from './Migrat
  * and test/unit/provider-event-function.test.ts holds them equal.
  */
 export const JSON_TEXT_FUNCTION_SQL = `create or replace function tollgate_json_text(p_value jsonb) returns text
-language sql
+language plpgsql
 immutable
 as $fn$
-  select case jsonb_typeof(p_value)
-    when 'object' then '{' || coalesce((
-      select string_agg(to_json(e.key)::text || ':' || tollgate_json_text(e.value), ','
-                        order by (e.key ~ '^(0|[1-9][0-9]{0,9})$' and e.key::bigint <= 4294967294) desc, case when (e.key ~ '^(0|[1-9][0-9]{0,9})$' and e.key::bigint <= 4294967294) then e.key::bigint end, e.n)
-        from jsonb_each(p_value) with ordinality as e(key, value, n)), '') || '}'
-    when 'array' then '[' || coalesce((
-      select string_agg(tollgate_json_text(a.value), ',' order by a.n)
-        from jsonb_array_elements(p_value) with ordinality as a(value, n)), '') || ']'
-    when 'number' then trim_scale(p_value::text::numeric)::text
-    else p_value::text
-  end
+begin
+  case jsonb_typeof(p_value)
+    when 'object' then
+      if p_value = '{}'::jsonb then return '{}'; end if;
+      return '{' || (
+        select string_agg(to_json(e.key)::text || ':' || tollgate_json_text(e.value), ','
+                          order by (e.key ~ '^(0|[1-9][0-9]{0,9})$' and e.key::bigint <= 4294967294) desc, case when (e.key ~ '^(0|[1-9][0-9]{0,9})$' and e.key::bigint <= 4294967294) then e.key::bigint end, e.n)
+          from jsonb_each(p_value) with ordinality as e(key, value, n)) || '}';
+    when 'array' then
+      if p_value = '[]'::jsonb then return '[]'; end if;
+      return '[' || (
+        select string_agg(tollgate_json_text(a.value), ',' order by a.n)
+          from jsonb_array_elements(p_value) with ordinality as a(value, n)) || ']';
+    when 'number' then return trim_scale(p_value::text::numeric)::text;
+    else return p_value::text;
+  end case;
+end
 $fn$`;
 
 export const APPLY_PROVIDER_EVENT_FUNCTION_SQL = `create or replace function tollgate_apply_provider_event(
