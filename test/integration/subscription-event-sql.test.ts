@@ -137,7 +137,7 @@ describe('outbound events rendered by the Stripe receiver’s function', () => {
     );
     const [answer] = await db().execute<{ outcome: string; pending: { deliveryIds: string[] } }[]>(
       `select * from tollgate_apply_provider_event(?, ?, ?, 'customer.subscription.updated', ?, ?::text[], ?, 'cus_stripe',
-                                                   ?::timestamptz, ?, null, ?::timestamptz, ?, ?)`,
+                                                   ?::timestamptz, ?, null, ?::timestamptz, ?, ?, null)`,
       [
         target.stripeId,
         created++,

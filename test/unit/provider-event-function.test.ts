@@ -2,7 +2,10 @@ import { APPLY_PROVIDER_CHANGE_FUNCTION_SQL } from '../../migrations/Migration20
 import {
   APPLY_PROVIDER_EVENT_FUNCTION_SQL,
   JSON_TEXT_FUNCTION_SQL,
+  MRR_MOVEMENT_FUNCTION_SQL,
+  MRR_MOVEMENTS_FUNCTION_SQL,
 } from '../../migrations/Migration20261128000000.js';
+import { mrrMovementsFunctionsSql } from '../../src/modules/analytics/mrr-movements-sql.js';
 import { applyProviderChangeFunctionSql } from '../../src/modules/subscriptions/provider-change-function.js';
 import { applyProviderEventFunctionSql } from '../../src/modules/subscriptions/provider-event-function.js';
 import { jsonTextFunctionSql } from '../../src/modules/subscriptions/subscription-event-sql.js';
@@ -20,4 +23,8 @@ test('the migration creates the Stripe receiver’s change function as the share
 
 test('the migration creates the JSON writer of the receiver’s event bodies as the code builds it today', () => {
   expect(JSON_TEXT_FUNCTION_SQL).toBe(jsonTextFunctionSql());
+});
+
+test('the migration creates the ledger’s movement rule in SQL as the code builds it today', () => {
+  expect([MRR_MOVEMENT_FUNCTION_SQL, MRR_MOVEMENTS_FUNCTION_SQL]).toEqual(mrrMovementsFunctionsSql());
 });

@@ -46,6 +46,19 @@ export function statusClass(status: string | null): StatusClass {
   return status === 'trialing' ? 'trialing' : 'none';
 }
 
+/**
+ * `statusClass` as a SQL expression over a `text` expression (the Stripe receiver's function works out a
+ * notification's movements in SQL: src/modules/analytics/mrr-movements-sql.ts).
+ */
+export function statusClassSql(status: string): string {
+  const list = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
+  return `(case when (${status}) is null then 'none'
+                when (${status}) in (${list(COUNTED_STATUSES)}) then 'active'
+                when (${status}) in (${list(ENDED_STATUSES)}) then 'ended'
+                when (${status}) = 'trialing' then 'trialing'
+                else 'none' end)`;
+}
+
 /** Months per interval as a fraction (numerator, denominator): a year is 12 months, a week 12/52 of one. */
 const PER_MONTH: Record<PriceInterval, readonly [number, number]> = {
   month: [1, 1],

@@ -179,7 +179,7 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /** One notification's first statement, as the function's own call. */
 const APPLY_ALONE = new PreparedStatement<StatementRow>(
   'tollgate_apply_newer_provider_event',
-  `select * from ${APPLY_PROVIDER_EVENT_FUNCTION}(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  `select * from ${APPLY_PROVIDER_EVENT_FUNCTION}(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
 );
 
 /** One notification's change, as the function's own call. */

@@ -1,3 +1,5 @@
+import { recordMovementSql } from '../analytics/mrr-ledger.js';
+import { MRR_MOVEMENTS_FUNCTION } from '../analytics/mrr-movements-sql.js';
 import { deliveryIdSql, endpointsTakingSql, takesAnySql } from '../webhooks/outbound-events.js';
 import { entitledPlanIdSql } from './entitled-plan.js';
 import { ENTITLING_STATUSES_SQL } from './subscription.entity.js';
@@ -68,21 +70,24 @@ const entitles = (status: string) => `(${status} in (${ENTITLING_STATUSES_SQL}))
  * - 'skipped': an older event than the row's, its id recorded now (or before); or an event whose id was
  *   recorded; nothing else written.
  * - 'same_second': an event of the row's second, its id not recorded; nothing written.
- * - 'applied': a newer event that does not move the MRR (`mrr_inputs`): the state copied onto the row,
- *   which was still the version read, and the id recorded with it. PostgreSQL re-checks the version on
- *   the row's latest one after waiting for a concurrent writer. For an app with an endpoint taking
- *   subscription changes, the change's outbound events are written with it, rendered here as
- *   `SubscriptionEvents` renders them (subscription-event-sql.ts), their ids the two given
- *   (`p_subscription_message` for `subscription.updated` or `.canceled`, `p_entitlements_message` for
- *   `entitlements.updated`), with a delivery per endpoint taking each; `pending` is then
+ * - 'applied': a newer event, the state copied onto the row, which was still the version read, and the
+ *   id recorded with it. PostgreSQL re-checks the version on the row's latest one after waiting for a
+ *   concurrent writer. One that moves the MRR (`mrr_inputs`) takes the new count the caller worked out
+ *   (`p_mrr`: amount, currency, quantity, discounts and two movement ids) and records its movements by
+ *   the ledger's rule (`tollgate_mrr_movements`, src/modules/analytics/mrr-movements-sql.ts). For an app
+ *   with an endpoint taking subscription changes, the change's outbound events are written with it,
+ *   rendered here as `SubscriptionEvents` renders them (subscription-event-sql.ts), their ids the two
+ *   given (`p_subscription_message` for `subscription.updated` or `.canceled`, `p_entitlements_message`
+ *   for `entitlements.updated`), with a delivery per endpoint taking each; `pending` is then
  *   `{"deliveryIds": […]}`, for the caller to hand to the job queue.
  * - 'raced': such an event, but the row changed after it was read; nothing written (the caller reads it
  *   again).
- * - 'pending': a newer event that moves the MRR, id not recorded; nothing written. `pending` holds the
- *   row as read (and its version), its plan before and after and, for an app with endpoints, its owner's
- *   entitled plan before and after, for the caller to make the change with its MRR movements (worked out
- *   by the ledger's rules in JavaScript) and its outbound events (`tollgate_apply_provider_change`,
- *   provider-change-function.ts).
+ * - 'pending': a newer event that moves the MRR when the caller could not count it alone (`p_mrr` null:
+ *   a discount given by id only, or no price), or the first quantity of a per-seat plan; id not recorded,
+ *   nothing written. `pending` holds the row as read (and its version), its plan before and after and,
+ *   for an app with endpoints, its owner's entitled plan before and after, for the caller to count it
+ *   from the row and make the change with its movements and outbound events
+ *   (`tollgate_apply_provider_change`, provider-change-function.ts), or to make it in a transaction.
  *
  * One statement did all of this before, with every case's subqueries in its plan: PostgreSQL set up
  * some fifty of them on each call, most never run, and a duplicate cost two to four times the raw
@@ -93,8 +98,8 @@ const entitles = (status: string) => `(${status} in (${ENTITLING_STATUSES_SQL}))
  * 601 ms of planning against 283 ms of execution): it judged a plan for the call's values cheaper than
  * the kept one. Its other statements were kept either way.
  *
- * Built from the rules it shares (`entitledPlanIdSql`, `takesAnySql`, `endpointsTakingSql`, the event
- * bodies of subscription-event-sql.ts); the migration that creates it
+ * Built from the rules it shares (`entitledPlanIdSql`, `takesAnySql`, `endpointsTakingSql`,
+ * `recordMovementSql`, the event bodies of subscription-event-sql.ts); the migration that creates it
  * holds this text as it was, and test/unit/provider-event-function.test.ts fails when the two differ,
  * so a change of those rules comes with a migration that replaces the function.
  */
@@ -103,13 +108,15 @@ export function applyProviderEventFunctionSql(): string {
   p_subscription text, p_created bigint, p_event_id text, p_event_type text, p_status text, p_prices text[],
   p_mrr_inputs text, p_customer text, p_period_end timestamptz, p_cancel_at_period_end boolean,
   p_trial_end timestamptz, p_canceled_at timestamptz, p_subscription_message text, p_entitlements_message text,
-  out outcome text, out pending json)
+  p_mrr jsonb, out outcome text, out pending json)
 language plpgsql
 set plan_cache_mode = force_generic_plan
 as $fn$
 declare
   v_row record;
   v_mrr_changes boolean;
+  v_mrr jsonb;
+  v_movement jsonb;
   v_wants boolean;
   v_plan text;
   v_before_plan record;
@@ -151,7 +158,10 @@ begin
       order by array_position(p_prices, p.stripe_price_id), p.created_at
       limit 1),
     v_row.plan_id);
-  if v_mrr_changes then
+  -- A change of the MRR is made here when the caller could count it alone (\`p_mrr\`), unless it is the
+  -- first quantity of a per-seat plan, which needs a transaction.
+  if v_mrr_changes and (p_mrr is null or (v_row.seat_quantity is null and
+      coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false))) then
     outcome := 'pending';
     pending := json_build_object(
       'version', v_row.version,
@@ -170,10 +180,16 @@ begin
     v_entitled_before := ${entitledOfOwner("''", "''", "''", 'jsonb')};
     v_entitled_after := ${entitledOfOwner('v_row.id', 'p_status', 'v_plan', 'jsonb')};
   end if;
+  v_mrr := case when v_mrr_changes then p_mrr end;
   update subscription s
      set status = p_status, stripe_customer_id = p_customer, current_period_end = p_period_end,
          cancel_at_period_end = p_cancel_at_period_end, trial_end = p_trial_end, canceled_at = p_canceled_at,
-         provider_event_created = p_created, updated_at = now(), plan_id = v_plan
+         provider_event_created = p_created, updated_at = now(), plan_id = v_plan,
+         mrr_amount = coalesce((v_mrr->>'amount')::bigint, s.mrr_amount),
+         mrr_currency = case when v_mrr is null then s.mrr_currency else v_mrr->>'currency' end,
+         mrr_quantity = coalesce((v_mrr->>'quantity')::int, s.mrr_quantity),
+         mrr_discounts = coalesce(v_mrr->'discounts', s.mrr_discounts),
+         mrr_inputs = case when v_mrr is null then s.mrr_inputs else p_mrr_inputs end
    where s.id = v_row.id and s.xmin = v_row.version::xid;
   if not found then
     outcome := 'raced';
@@ -181,11 +197,29 @@ begin
   end if;
   insert into processed_event (id, type) values (p_event_id, p_event_type) on conflict (id) do nothing;
   outcome := 'applied';
+  if not v_wants and v_mrr is null then return; end if;
+  select b.slug, b.name into v_before_plan from plan b where b.id = v_row.plan_id;
+  select a.slug, a.name into v_after_plan from plan a where a.id = v_plan;
+  -- Its MRR movements, in order, after the row's lock, as \`mrrMovements\` works them out (mrr-movements-sql.ts).
+  if v_mrr is not null then
+    for v_movement in
+      select m.value from jsonb_array_elements(${MRR_MOVEMENTS_FUNCTION}(jsonb_build_object(
+          'appId', v_row.app_id, 'subscriptionId', v_row.id,
+          'customerId', case when v_row.organization_id is null then v_row.customer_id end,
+          'organizationId', v_row.organization_id,
+          'before', jsonb_build_object('amount', v_row.mrr_amount, 'currency', v_row.mrr_currency,
+                                       'status', v_row.status, 'planId', v_before_plan.slug),
+          'after', jsonb_build_object('amount', (v_mrr->>'amount')::bigint, 'currency', v_mrr->'currency',
+                                      'status', p_status, 'planId', v_after_plan.slug),
+          'cause', 'notification', 'ids', v_mrr->'ids'))) with ordinality as m(value, n)
+       order by m.n
+    loop
+      perform ${recordMovementSql('v_movement')};
+    end loop;
+  end if;
   if not v_wants then return; end if;
   -- Its outbound events, as SubscriptionEvents records a change's (subscription-event-sql.ts).
   v_at := clock_timestamp();
-  select b.slug, b.name into v_before_plan from plan b where b.id = v_row.plan_id;
-  select a.slug, a.name into v_after_plan from plan a where a.id = v_plan;
   v_type := case
     when p_status = 'canceled' and v_row.status <> 'canceled' then 'subscription.canceled'
     when ${subscriptionViewChangedSql(before('v_before_plan'), after('v_after_plan'))} then 'subscription.updated'

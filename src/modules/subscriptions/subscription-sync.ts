@@ -91,9 +91,10 @@ export type ProviderEventOutcome =
    */
   | { readonly kind: 'same_second' }
   /**
-   * Neither recorded nor applied: a newer event that moves the subscription's MRR. The change as it would
-   * be made, read in the same statement: the caller works out its MRR movements and outbound events and
-   * makes it with them in one statement (`applyProviderChangeWithEvents`).
+   * Neither recorded nor applied: a newer event that moves the subscription's MRR and that needs the row
+   * to count (a discount given by id only, or no price). The change as it would be made, read in the
+   * same statement: the caller works out its MRR movements and outbound events and makes it with them in
+   * one statement (`applyProviderChangeWithEvents`).
    */
   | { readonly kind: 'record_events'; readonly change: PendingProviderChange };
 
@@ -128,9 +129,9 @@ export interface PendingProviderChange {
  * subscription to the app's plan with that price when there is one.
  *
  * For an app with webhook endpoints, the statement writes the change's outbound events with it (rendered
- * in SQL as `SubscriptionEvents` renders them; their ids are drawn here). A newer event that moves the
- * MRR is read, not applied: see 'record_events'. Notifications that arrive together share the statement
- * (`ProviderEventBatches`).
+ * in SQL as `SubscriptionEvents` renders them; their ids are drawn here); for one that moves the MRR, its
+ * new count (worked out here) and its movements. One whose count needs the row is read, not applied: see
+ * 'record_events'. Notifications that arrive together share the statement (`ProviderEventBatches`).
  */
 export async function applyNewerProviderEvent(
   batches: ProviderEventBatches,
@@ -154,6 +155,7 @@ export async function applyNewerProviderEvent(
     remote.canceledAt,
     newId('msg'),
     newId('msg'),
+    countedAlone(status, remote),
   ])) as ApplyResult;
   if (row.outcome === 'pending') {
     const p = row.pending;
@@ -203,6 +205,18 @@ export async function applyNewerProviderEvent(
   }
   if (row.outcome === 'applied') return { kind: 'applied', deliveryIds: row.pending?.deliveryIds ?? [] };
   return { kind: row.outcome };
+}
+
+/**
+ * How the subscription counts after the event, with the ids of the movements that may record it
+ * (`tollgate_mrr_movements` makes two at most), when that does not depend on how it was counted before:
+ * every discount comes with its coupon's terms and an item gives the currency. Else null: the statement
+ * reads the row first ('pending').
+ */
+function countedAlone(status: string, remote: ProviderSubscription): (MrrCount & { ids: string[] }) | null {
+  if (remote.discounts.some((d) => d.coupon === null)) return null;
+  const count = countFromProvider(status, remote, { currency: null, discounts: [] });
+  return count.currency === null ? null : { ...count, ids: [newId('mrr'), newId('mrr')] };
 }
 
 /** Outbound events made ready to be written (ids, types and the JSON bodies every attempt sends). */
