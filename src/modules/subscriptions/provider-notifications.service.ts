@@ -415,10 +415,11 @@ export class ProviderNotificationsService {
     remote: ProviderSubscription,
     queued = false,
   ): Promise<{ applied: boolean }> {
-    // The common case (a newer event with its outbound events, or a duplicate) in one statement; a newer
-    // event that moves the MRR in two (read it, then make it with its movements and events, if the row
-    // has not changed meanwhile); events of one second, events that
-    // keep losing that race, and MRR changes that need Stripe's coupon terms, under the row lock.
+    // The common case (a newer event with its outbound events and MRR movements, or a duplicate) in one
+    // statement; one whose MRR count needs the row (a discount named by id only) in two (read it, then
+    // make it with its movements and events, if the row has not changed meanwhile); events of one
+    // second, events that keep losing that race, and MRR changes that need Stripe's coupon terms, under
+    // the row lock.
     for (let tries = 0; tries < this.optimisticTries; tries++) {
       const outcome = await applyNewerProviderEvent(this.#statements, event, remote, new Date());
       switch (outcome.kind) {

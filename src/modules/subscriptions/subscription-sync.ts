@@ -213,9 +213,13 @@ export async function applyNewerProviderEvent(
  * every discount comes with its coupon's terms and an item gives the currency. Else null: the statement
  * reads the row first ('pending').
  */
-function countedAlone(status: string, remote: ProviderSubscription): (MrrCount & { ids: string[] }) | null {
+function countedAlone(
+  status: string,
+  remote: ProviderSubscription,
+): (Omit<MrrCount, 'inputs'> & { ids: string[] }) | null {
   if (remote.discounts.some((d) => d.coupon === null)) return null;
-  const count = countFromProvider(status, remote, { currency: null, discounts: [] });
+  // Its inputs go as the statement's own argument.
+  const { inputs: _, ...count } = countFromProvider(status, remote, { currency: null, discounts: [] });
   return count.currency === null ? null : { ...count, ids: [newId('mrr'), newId('mrr')] };
 }
 
