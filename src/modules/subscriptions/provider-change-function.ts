@@ -1,5 +1,5 @@
 import { recordMovementSql } from '../analytics/mrr-ledger.js';
-import { deliveryIdSql, endpointsTakingSql } from '../webhooks/outbound-events.js';
+import { deliveriesOfEventsSql, endpointsTakingSql } from '../webhooks/outbound-events.js';
 
 /** The database function that makes a change the receiver's first statement read (see `applyProviderChangeWithEvents`). */
 export const APPLY_PROVIDER_CHANGE_FUNCTION = 'tollgate_apply_provider_change';
@@ -18,9 +18,10 @@ export const APPLY_PROVIDER_CHANGE_FUNCTION = 'tollgate_apply_provider_change';
  * nothing written, and the caller reads it again. The row is locked only if it is still that version.
  *
  * A function rather than the caller's statement so that a change can go in the same call as other
- * notifications' statements (`tollgate_apply_provider_events`, `ProviderEventBatches`): with an endpoint,
- * every applied notification makes one. Built from the rules it shares (`recordMovementSql`,
- * `endpointsTakingSql`, `deliveryIdSql`); the migration that creates it holds this text, and
+ * notifications' statements (`tollgate_apply_provider_events`, `ProviderEventBatches`). Since
+ * Migration20261128000000 only a change of the MRR whose count needs the row (a discount named by id
+ * only) comes here; the first function makes the others itself. Built from the rules it shares (`recordMovementSql`,
+ * `endpointsTakingSql`, `deliveriesOfEventsSql`); the migration that creates it holds this text, and
  * test/unit/provider-event-function.test.ts fails when the two differ.
  */
 export function applyProviderChangeFunctionSql(): string {
@@ -75,10 +76,7 @@ begin
        and exists (${endpointsTakingSql('v.app_id', "e.j->>'type'")})
     returning id, app_id, type, created_at
   ), deliveries as (
-    insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
-    select ${deliveryIdSql('ev.id', 't.n')}, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
-      from events ev cross join lateral (${endpointsTakingSql('ev.app_id', 'ev.type')}) t
-    returning id
+    ${deliveriesOfEventsSql('events')}
   )
   -- The movements are counted so that they are recorded: a CTE that is not read is not run.
   select exists (select 1 from applied), coalesce((select array_agg(id) from deliveries), '{}'),

@@ -1,6 +1,6 @@
 import { recordMovementSql } from '../analytics/mrr-ledger.js';
 import { MRR_MOVEMENTS_FUNCTION } from '../analytics/mrr-movements-sql.js';
-import { deliveryIdSql, endpointsTakingSql, takesAnySql } from '../webhooks/outbound-events.js';
+import { deliveriesOfEventsSql, endpointsTakingSql, takesAnySql } from '../webhooks/outbound-events.js';
 import { entitledPlanIdSql } from './entitled-plan.js';
 import { ENTITLING_STATUSES_SQL } from './subscription.entity.js';
 import {
@@ -253,10 +253,7 @@ begin
      where exists (${endpointsTakingSql('v_row.app_id', 'e.type')})
     returning id, app_id, type, created_at
   ), deliveries as (
-    insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
-    select ${deliveryIdSql('ev.id', 't.n')}, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
-      from events ev cross join lateral (${endpointsTakingSql('ev.app_id', 'ev.type')}) t
-    returning id
+    ${deliveriesOfEventsSql('events')}
   )
   select coalesce(array_agg(id), '{}') into v_deliveries from deliveries;
   pending := json_build_object('deliveryIds', v_deliveries);

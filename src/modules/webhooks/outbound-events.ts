@@ -72,6 +72,18 @@ export function deliveryIdSql(eventId: string, rank: string): string {
 }
 
 /**
+ * SQL: the body of a CTE that writes a pending delivery of each event of `events` (a CTE of the events
+ * written, with `id`, `app_id`, `type` and `created_at`) to each endpoint taking it, returning their ids.
+ * The statements that write events with a change share it (the Stripe receiver's functions).
+ */
+export function deliveriesOfEventsSql(events: string): string {
+  return `insert into webhook_delivery (id, event_id, endpoint_id, status, attempts, next_attempt_at, created_at, updated_at)
+    select ${deliveryIdSql('ev.id', 't.n')}, ev.id, t.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
+      from ${events} ev cross join lateral (${endpointsTakingSql('ev.app_id', 'ev.type')}) t
+    returning id`;
+}
+
+/**
  * One round trip: the app's endpoints that take the type, the event when there is at least one, and a
  * delivery for each.
  */
