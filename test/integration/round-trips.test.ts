@@ -295,6 +295,49 @@ describe('round trips per request', () => {
     expect(again).toHaveLength(2);
   });
 
+  it('keeps the MRR ledger equal to the subscriptions’ counts through a storm of notifications that move it', async () => {
+    const updates: Array<Awaited<ReturnType<typeof subscribed>>> = [];
+    for (let i = 0; i < 4; i++) updates.push(await subscribed());
+    // Each subscription's events flip its status class and quantity; sent shuffled, each twice, at once.
+    const events = updates.flatMap((update) =>
+      [1, 2, 3, 4, 5].map((n) => {
+        const event = update(n % 2 === 0, n) as { data: { object: Record<string, unknown> } };
+        event.data.object.status = ['active', 'unpaid', 'past_due', 'trialing', 'active'][n - 1];
+        return event;
+      }),
+    );
+    const deliveries = [...events, ...events].sort(() => Math.random() - 0.5);
+    const answers = await Promise.all(deliveries.map((event) => notify(event)));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const db = server.deps.orm.em.fork().getConnection();
+    const ids = updates.map((update) => (update(false) as SubscriptionEvent).data.object.id);
+    // Each subscription's count is the sum of its movements (from 0, before its checkout), and the day's
+    // totals of the app are the sum of all movements.
+    const counted = await db.execute<{ id: string; mrr: string; moved: string }[]>(
+      `select s.id, s.mrr_amount::text as mrr,
+              (select coalesce(sum(m.mrr_after - m.mrr_before), 0)::text from mrr_movement m
+                where m.subscription_id = s.id) as moved
+         from subscription s where s.stripe_subscription_id in (?) order by s.id`,
+      [ids],
+    );
+    expect(counted).toHaveLength(4);
+    for (const row of counted) expect(row.moved).toBe(row.mrr);
+    const [totals] = await db.execute<{ daily: string; moved: string }[]>(
+      `select (select coalesce(sum(d.mrr_delta), 0)::text from mrr_daily d where d.app_id = a.app_id) as daily,
+              (select coalesce(sum(m.mrr_after - m.mrr_before), 0)::text from mrr_movement m
+                where m.app_id = a.app_id) as moved
+         from (select app_id from subscription where stripe_subscription_id = ?) a`,
+      [ids[0]],
+    );
+    expect(totals!.daily).toBe(totals!.moved);
+    // And each holds its newest event's state.
+    const states = await db.execute<{ status: string; quantity: number }[]>(
+      `select status, mrr_quantity as quantity from subscription where stripe_subscription_id in (?)`,
+      [ids],
+    );
+    expect(states).toEqual(ids.map(() => ({ status: 'active', quantity: 5 })));
+  });
+
   /** How many calls the receiver shared, and how many statements they carried in all. */
   const sharedCalls = async () => {
     const res = await server.http.get('/metrics');
