@@ -44,6 +44,29 @@ class NotificationNotApplicable extends Error {}
  */
 const OPTIMISTIC_TRIES = 5;
 
+/** How many recorded event ids a process remembers (see `RecordedEvents`). */
+const REMEMBERED_EVENTS = 10_000;
+
+/**
+ * The ids of the newest events this process saw recorded in `processed_event` by a statement that has
+ * committed: Stripe delivers an event again when an answer was slow or lost, and such a delivery is
+ * answered from memory, without a statement. An id forgotten (the oldest go first), or recorded by
+ * another instance, goes to the database as before.
+ */
+class RecordedEvents {
+  readonly #ids = new Set<string>();
+
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+
+  add(id: string): void {
+    if (this.#ids.has(id)) return;
+    this.#ids.add(id);
+    if (this.#ids.size > REMEMBERED_EVENTS) this.#ids.delete(this.#ids.values().next().value!);
+  }
+}
+
 /** Rolls back an import whose row another importer created meanwhile. */
 class RowAppeared extends Error {}
 
@@ -72,6 +95,7 @@ export class ProviderNotificationsService {
   readonly #queues = new Map<string, Promise<void>>();
   /** The receiver's statements, shared by the notifications that arrive together. */
   readonly #statements: ProviderEventBatches;
+  readonly #recorded = new RecordedEvents();
 
   constructor(
     private readonly orm: MikroORM,
@@ -110,6 +134,10 @@ export class ProviderNotificationsService {
 
   /** Applies a verified notification; `applied: false` when it was a duplicate or none of Tollgate's business. */
   async applyStripeNotification(event: ProviderEvent): Promise<{ applied: boolean }> {
+    if (this.#recorded.has(event.id)) {
+      this.onOutcome('ignored');
+      return { applied: false };
+    }
     try {
       const result = await this.#apply(event);
       this.onOutcome(result.applied ? 'applied' : 'ignored');
@@ -427,8 +455,10 @@ export class ProviderNotificationsService {
           return this.#importUnknown(event, remote);
         case 'applied':
           this.events.announce(outcome.deliveryIds);
+          this.#recorded.add(event.id);
           return { applied: true };
         case 'skipped':
+          this.#recorded.add(event.id);
           return { applied: false };
         case 'raced':
           continue;
@@ -444,6 +474,7 @@ export class ProviderNotificationsService {
           return this.#underRowLock(event, await this.#withCoupons(remote));
         case 'record_events':
           if (await this.events.applyProviderChange(this.#statements, event, outcome.change)) {
+            this.#recorded.add(event.id);
             return { applied: true };
           }
       }
