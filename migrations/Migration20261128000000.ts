@@ -179,49 +179,6 @@ begin
       order by array_position(p_prices, p.stripe_price_id), p.created_at
       limit 1),
     v_row.plan_id);
-  -- A change of the MRR is made here when the caller could count it alone (\`p_mrr\`), unless it is the
-  -- first quantity of a per-seat plan, which needs a transaction.
-  if v_mrr_changes and (p_mrr is null or (v_row.seat_quantity is null and
-      coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false))) then
-    outcome := 'pending';
-    pending := json_build_object(
-      'version', v_row.version,
-      'mrr_changes', v_mrr_changes,
-      'wants_events', v_wants,
-      'before_row', row_to_json(v_row),
-      'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = v_row.plan_id),
-      'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a where a.id = v_plan),
-      'after_per_seat', coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false),
-      'entitled_before', case when v_wants then (select json_build_object('name', e.name, 'features', e.features) from plan e
-            where e.id = case when v_row.organization_id is null then coalesce(
-     (select case when s.id = '' then '' else s.plan_id end
-        from subscription s
-       where s.app_id = v_row.app_id and s.customer_id = v_row.customer_id and s.organization_id is null
-         and (case when s.id = '' then '' else s.status end) in ('trialing', 'active', 'past_due')
-       order by s.created_at desc, s.id desc limit 1),
-     (select d.id from plan d where d.app_id = v_row.app_id and d.is_default limit 1)) else coalesce(
-     (select case when s.id = '' then '' else s.plan_id end
-        from subscription s
-       where s.app_id = v_row.app_id and s.organization_id = v_row.organization_id
-         and (case when s.id = '' then '' else s.status end) in ('trialing', 'active', 'past_due')
-       order by s.created_at desc, s.id desc limit 1),
-     (select d.id from plan d where d.app_id = v_row.app_id and d.is_default limit 1)) end) end,
-      'entitled_after', case when v_wants then (select json_build_object('name', e.name, 'features', e.features) from plan e
-            where e.id = case when v_row.organization_id is null then coalesce(
-     (select case when s.id = v_row.id then v_plan else s.plan_id end
-        from subscription s
-       where s.app_id = v_row.app_id and s.customer_id = v_row.customer_id and s.organization_id is null
-         and (case when s.id = v_row.id then p_status else s.status end) in ('trialing', 'active', 'past_due')
-       order by s.created_at desc, s.id desc limit 1),
-     (select d.id from plan d where d.app_id = v_row.app_id and d.is_default limit 1)) else coalesce(
-     (select case when s.id = v_row.id then v_plan else s.plan_id end
-        from subscription s
-       where s.app_id = v_row.app_id and s.organization_id = v_row.organization_id
-         and (case when s.id = v_row.id then p_status else s.status end) in ('trialing', 'active', 'past_due')
-       order by s.created_at desc, s.id desc limit 1),
-     (select d.id from plan d where d.app_id = v_row.app_id and d.is_default limit 1)) end) end);
-    return;
-  end if;
   -- What the owner is entitled to before and after, read before the change, when it may alter that.
   if v_wants and ((v_row.status in ('trialing', 'active', 'past_due')) <> (p_status in ('trialing', 'active', 'past_due')) or v_row.plan_id <> v_plan) then
     v_entitled_before := (select jsonb_build_object('name', e.name, 'features', e.features) from plan e
@@ -252,6 +209,23 @@ begin
          and (case when s.id = v_row.id then p_status else s.status end) in ('trialing', 'active', 'past_due')
        order by s.created_at desc, s.id desc limit 1),
      (select d.id from plan d where d.app_id = v_row.app_id and d.is_default limit 1)) end);
+  end if;
+  -- A change of the MRR is made here when the caller could count it alone (\`p_mrr\`), unless it is the
+  -- first quantity of a per-seat plan, which needs a transaction.
+  if v_mrr_changes and (p_mrr is null or (v_row.seat_quantity is null and
+      coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false))) then
+    outcome := 'pending';
+    pending := json_build_object(
+      'version', v_row.version,
+      'mrr_changes', v_mrr_changes,
+      'wants_events', v_wants,
+      'before_row', row_to_json(v_row),
+      'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = v_row.plan_id),
+      'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a where a.id = v_plan),
+      'after_per_seat', coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false),
+      'entitled_before', v_entitled_before,
+      'entitled_after', v_entitled_after);
+    return;
   end if;
   v_mrr := case when v_mrr_changes then p_mrr end;
   update subscription s

@@ -493,6 +493,33 @@ describe('round trips per request', () => {
     });
   });
 
+  it('makes a change whose MRR count needs the row in two statements, with its entitlement event', async () => {
+    const update = await subscribed();
+    const discounts = await countedWithDiscount(update);
+    await withEndpoint(async (endpointId) => {
+      // It stops entitling: its owner's entitlements are read in the first statement, for the second.
+      const event = update(false, 2, discounts) as SubscriptionEvent & {
+        data: { object: Record<string, unknown> };
+      };
+      event.data.object.status = 'unpaid';
+      const applied = await notify(event);
+      expect(applied.status).toBe(200);
+      expect(roundTripsOf(applied.headers['x-request-id'])).toEqual({ statements: 2, barriers: 0 });
+      const written = await server.deps.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ type: string; data: Record<string, unknown> }[]>(
+          `select e.type, e.body::jsonb->'data' as data from webhook_event e
+             join webhook_delivery d on d.event_id = e.id
+            where d.endpoint_id = ? order by e.type`,
+          [endpointId],
+        );
+      expect(written.map((e) => e.type)).toEqual(['entitlements.updated', 'subscription.updated']);
+      expect(written[0]!.data).toMatchObject({ planName: null, features: {} });
+      expect(written[1]!.data).toMatchObject({ status: 'unpaid' });
+    });
+  });
+
   type SubscriptionEvent = { data: { object: { id: string } } };
 
   /**

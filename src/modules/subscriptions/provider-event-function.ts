@@ -19,15 +19,12 @@ export const APPLY_PROVIDER_EVENT_FUNCTION = 'tollgate_apply_provider_event';
 /** The types a subscription change records, as a PostgreSQL array literal (they hold no quote or comma). */
 const SQL_EVENT_TYPES = `{${SUBSCRIPTION_CHANGE_EVENT_TYPES.join(',')}}`;
 
-/**
- * The entitled plan (name, features) of the subscription `v_row`'s owner, `overrideId` read as `status`/`plan`,
- * as `json`; `jsonb` with `type` 'jsonb'.
- */
-function entitledOfOwner(overrideId: string, status: string, planId: string, type = 'json'): string {
+/** The entitled plan (name, features) of the subscription `v_row`'s owner, `overrideId` read as `status`/`plan`. */
+function entitledOfOwner(overrideId: string, status: string, planId: string): string {
   const refs = { appId: 'v_row.app_id', overrideId, overrideStatus: status, overridePlanId: planId };
   const customer = entitledPlanIdSql('customer', { ...refs, ownerId: 'v_row.customer_id' });
   const organization = entitledPlanIdSql('organization', { ...refs, ownerId: 'v_row.organization_id' });
-  return `(select ${type}_build_object('name', e.name, 'features', e.features) from plan e
+  return `(select jsonb_build_object('name', e.name, 'features', e.features) from plan e
             where e.id = case when v_row.organization_id is null then ${customer} else ${organization} end)`;
 }
 
@@ -85,7 +82,8 @@ const entitles = (status: string) => `(${status} in (${ENTITLING_STATUSES_SQL}))
  * - 'pending': a newer event that moves the MRR when the caller could not count it alone (`p_mrr` null:
  *   a discount given by id only, or no price), or the first quantity of a per-seat plan; id not recorded,
  *   nothing written. `pending` holds the row as read (and its version), its plan before and after and,
- *   for an app with endpoints, its owner's entitled plan before and after, for the caller to count it
+ *   for an app with endpoints whose change may alter what the owner is entitled to (whether its status
+ *   entitles, or its plan, changes), the owner's entitled plan before and after, for the caller to count it
  *   from the row and make the change with its movements and outbound events
  *   (`tollgate_apply_provider_change`, provider-change-function.ts), or to make it in a transaction.
  *
@@ -158,6 +156,11 @@ begin
       order by array_position(p_prices, p.stripe_price_id), p.created_at
       limit 1),
     v_row.plan_id);
+  -- What the owner is entitled to before and after, read before the change, when it may alter that.
+  if v_wants and (${entitles('v_row.status')} <> ${entitles('p_status')} or v_row.plan_id <> v_plan) then
+    v_entitled_before := ${entitledOfOwner("''", "''", "''")};
+    v_entitled_after := ${entitledOfOwner('v_row.id', 'p_status', 'v_plan')};
+  end if;
   -- A change of the MRR is made here when the caller could count it alone (\`p_mrr\`), unless it is the
   -- first quantity of a per-seat plan, which needs a transaction.
   if v_mrr_changes and (p_mrr is null or (v_row.seat_quantity is null and
@@ -171,14 +174,9 @@ begin
       'before_plan', (select json_build_object('id', b.slug, 'name', b.name) from plan b where b.id = v_row.plan_id),
       'after_plan', (select json_build_object('pk', a.id, 'id', a.slug, 'name', a.name) from plan a where a.id = v_plan),
       'after_per_seat', coalesce((select a.seats->>'mode' = 'per_seat' from plan a where a.id = v_plan), false),
-      'entitled_before', case when v_wants then ${entitledOfOwner("''", "''", "''")} end,
-      'entitled_after', case when v_wants then ${entitledOfOwner('v_row.id', 'p_status', 'v_plan')} end);
+      'entitled_before', v_entitled_before,
+      'entitled_after', v_entitled_after);
     return;
-  end if;
-  -- What the owner is entitled to before and after, read before the change, when it may alter that.
-  if v_wants and (${entitles('v_row.status')} <> ${entitles('p_status')} or v_row.plan_id <> v_plan) then
-    v_entitled_before := ${entitledOfOwner("''", "''", "''", 'jsonb')};
-    v_entitled_after := ${entitledOfOwner('v_row.id', 'p_status', 'v_plan', 'jsonb')};
   end if;
   v_mrr := case when v_mrr_changes then p_mrr end;
   update subscription s

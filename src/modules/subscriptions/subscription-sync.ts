@@ -106,7 +106,10 @@ export interface PendingProviderChange {
   readonly after: SubscriptionRow;
   /** Whether the app has an endpoint taking subscription changes (else none of its events is written). */
   readonly wantsEvents: boolean;
-  /** What the subscription's owner is entitled to before and after the change (read when `wantsEvents`). */
+  /**
+   * What the subscription's owner is entitled to before and after the change: read when `wantsEvents` and
+   * the change may alter it (`eventsOfRowChange` reads them only then), else as without a plan.
+   */
   readonly entitlementsBefore: EntitledPlan;
   readonly entitlementsAfter: EntitledPlan;
   /**
