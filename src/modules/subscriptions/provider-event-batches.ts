@@ -35,9 +35,9 @@ interface Waiting {
 
 /**
  * The Stripe receiver's statements, shared by the notifications that arrive together: the first
- * statement of each, and the change of those that it answered 'pending' (a newer event for an app with
- * endpoints, or one that moves the MRR: its outbound events and movements are worked out here, between
- * the two).
+ * statement of each, and the change of those that it answered 'pending' (a newer event that moves the
+ * MRR and whose count needs the row: its movements and outbound events are worked out here, between the
+ * two).
  *
  * One call of `tollgate_apply_provider_events` (migrations/Migration20261127200000.ts) is in flight at a
  * time: a statement that comes while none is goes at once, alone; those that come during a call go

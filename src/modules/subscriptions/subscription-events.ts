@@ -49,7 +49,10 @@ export function ownerOf(subscription: Subscription): BillingContext {
  * that writes a subscription's state (checkout completion, provider notifications, plan changes,
  * cancel/pause/resume, reconciliation), inside the transaction of the change: `begin` before it, `done`
  * after it; or, on the Stripe receiver's hot path, in the one statement that makes the change
- * (`applyProviderChange`), its MRR movements worked out by the same rules (`mrrMovements`).
+ * (`applyProviderChange`), its MRR movements worked out by the same rules (`mrrMovements`). The one
+ * exception: the receiver's first statement makes most notifications' changes itself, with these rules
+ * written again in SQL (subscription-event-sql.ts, mrr-movements-sql.ts), which tests hold equal to
+ * these (docs/decisions/subscription-events-in-sql.md).
  *
  * - `subscription.created` for a new subscription; `subscription.canceled` when it becomes canceled;
  *   otherwise `subscription.updated` when anything the API shows changed. `data` is the Subscription
@@ -204,8 +207,8 @@ export class SubscriptionEvents {
 
 /**
  * The events of a change of a subscription's row, with its owner's entitlements read before and after:
- * the same rules as `#record`. The Stripe receiver's function renders the same in SQL for a change that
- * leaves the MRR as it was (subscription-event-sql.ts).
+ * the same rules as `#record`. The Stripe receiver's function renders the same in SQL for the changes it
+ * makes itself (subscription-event-sql.ts); this serves those it answers 'pending'.
  */
 export function eventsOfRowChange(
   change: Pick<PendingProviderChange, 'before' | 'after' | 'entitlementsBefore' | 'entitlementsAfter'>,
